@@ -1,0 +1,48 @@
+# ubgen — every target creates the project's virtual environment (all from PyPI) when missing.
+PY      := .venv/bin/python
+STAMP   := .venv/.installed
+APP     ?= gaussian
+ARCH    ?= pub
+TARGET  ?= ecp5
+DESIGN  ?= pub
+JOBS    ?= 2
+
+.PHONY: setup verilog sim test regress fpga bench clean help
+
+help:
+	@echo "make sim APP=gaussian   compile/simulate an app in Verilator and check it bit-exactly"
+	@echo "make test               the test suite (what CI runs)"
+	@echo "make regress            the large regressions (pytest -m regress)"
+	@echo "make verilog [ARCH=pub] write generated Verilog and register maps to rtl/"
+	@echo "make fpga TARGET=ice40|ecp5 DESIGN=pub|dpbuf   Yosys + nextpnr report under build/"
+	@echo "make bench              benchmarks (area comparison, ...)"
+	@echo "make setup | clean"
+
+$(STAMP): pyproject.toml
+	python3 -m venv .venv
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[halide]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+verilog: $(STAMP)
+	$(PY) -m ubgen verilog --arch $(ARCH) --out rtl
+
+sim: $(STAMP)
+	$(PY) -m sim.main --app $(APP)
+
+test: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) -q
+
+regress: $(STAMP)
+	$(PY) -m pytest -n $(JOBS) -q -m regress -o addopts=""
+
+fpga: $(STAMP)
+	$(PY) -m ubgen fpga --target $(TARGET) --design $(DESIGN)
+
+bench: $(STAMP)
+	$(PY) bench/area.py
+
+clean:
+	rm -rf build rtl/*.v rtl/*.json .pytest_cache .hypothesis

@@ -1,0 +1,105 @@
+"""Controller (ID + AG + SG) against the plain-Python affine reference (DESIGN §4)."""
+from hypothesis import given, settings, strategies as st, HealthCheck
+import pytest
+
+from ubgen.arch import ControllerParams
+from ubgen.controller import (AffineMap, Controller, ControllerConfig, ControllerLayout,
+                              EncodeError, compute_deltas, encode_controller, iterate)
+from tests.gateware import run_testbench
+
+PARAMS = ControllerParams(max_dims=6, extent_width=8, cycle_width=16)
+LAYOUT = ControllerLayout("ctl", {"a": 10, "b": 3}, PARAMS)
+
+
+def simulate(cfg: ControllerConfig, layout=LAYOUT, stall_every=0):
+    """Run the controller until done and return its fires as (cycle, {ag: addr})."""
+    regs = encode_controller(cfg, layout)
+    dut = Controller(layout)
+    fires = []
+    n = layout.name
+    horizon = (cfg.schedule.start + sum(s * (e - 1) for s, e in
+               zip(cfg.schedule.strides, cfg.extents)) + 3) if cfg.extents else 3
+
+    async def bench(ctx):
+        ctx.set(dut.dim, regs[f"{n}_dim"])
+        ctx.set(dut.cycle_start, regs[f"{n}_cycle_start"])
+        for d in range(layout.params.max_dims):
+            ctx.set(dut.extent_m1[d], regs[f"{n}_extent_m1_{d}"])
+            ctx.set(dut.cycle_delta[d], regs[f"{n}_cycle_delta_{d}"])
+            for ag in layout.addr_widths:
+                ctx.set(getattr(dut, f"{ag}_delta")[d], regs[f"{n}_{ag}_delta_{d}"])
+        for ag in layout.addr_widths:
+            ctx.set(getattr(dut, f"{ag}_start"), regs[f"{n}_{ag}_start"])
+        ctx.set(dut.restart, 1)
+        await ctx.tick()
+        ctx.set(dut.restart, 0)
+        cycle, wall = 0, 0
+        while cycle < horizon:
+            stalled = stall_every and wall % stall_every == stall_every - 1
+            ctx.set(dut.tick, 0 if stalled else 1)
+            ctx.set(dut.cycle, cycle)
+            if ctx.get(dut.fire):
+                assert not stalled
+                fires.append((cycle, {ag: ctx.get(dut.addr(ag)) for ag in layout.addr_widths}))
+            await ctx.tick()
+            wall += 1
+            if not stalled:
+                cycle += 1
+        assert ctx.get(dut.done) == 1
+
+    run_testbench(dut, bench)
+    return fires
+
+
+@st.composite
+def configs(draw):
+    dims = draw(st.integers(1, 4))
+    extents = [draw(st.integers(1, 5)) for _ in range(dims)]
+    # A strictly increasing schedule: each level's stride exceeds the span of the levels inside.
+    strides, span = [], 0
+    for e in extents:
+        s = span + draw(st.integers(1, 3))
+        strides.append(s)
+        span += s * (e - 1)
+    start = draw(st.integers(0, 20))
+    addr = {ag: AffineMap(draw(st.integers(0, (1 << w) - 1)),
+                          tuple(draw(st.integers(-40, 40)) for _ in range(dims)))
+            for ag, w in LAYOUT.addr_widths.items()}
+    return ControllerConfig(tuple(extents), AffineMap(start, tuple(strides)), addr)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(configs(), st.sampled_from([0, 3]))
+def test_controller_matches_affine_reference(cfg, stall_every):
+    assert simulate(cfg, stall_every=stall_every) == list(iterate(cfg, LAYOUT.addr_widths))
+
+
+def test_downsample_by_2_deltas():
+    """Thesis Fig. 6.3: downsample-by-2 over 8x8: strides (2, 16) over extents (4, 4)."""
+    assert compute_deltas((4, 4), (2, 16)) == [2, 10]
+
+
+def test_six_dimensions():
+    cfg = ControllerConfig((2, 1, 3, 2, 1, 2), AffineMap(5, (1, 7, 2, 9, 4, 30)),
+                           {"a": AffineMap(3, (1, -2, 5, 7, 0, 100)), "b": AffineMap(0, (1,) * 6)})
+    assert simulate(cfg) == list(iterate(cfg, LAYOUT.addr_widths))
+
+
+def test_disabled_controller_never_fires():
+    assert simulate(ControllerConfig.disabled()) == []
+
+
+@pytest.mark.parametrize("cfg, message", [
+    (ControllerConfig((4,), AffineMap(0, (0,)), {"a": AffineMap(0, (1,)), "b": AffineMap(0, (1,))}),
+     "not strictly increasing"),
+    (ControllerConfig((300,), AffineMap(0, (1,)), {"a": AffineMap(0, (1,)), "b": AffineMap(0, (1,))}),
+     "extent"),
+    (ControllerConfig((4,), AffineMap(65530, (4,)), {"a": AffineMap(0, (1,)), "b": AffineMap(0, (1,))}),
+     "cycle counter"),
+    (ControllerConfig((4,), AffineMap(0, (1,)), {"a": AffineMap(1024, (1,)), "b": AffineMap(0, (1,))}),
+     "does not fit"),
+    (ControllerConfig((1,) * 7, AffineMap(0, (1,) * 7), {}), "dimensions"),
+])
+def test_encode_rejects(cfg, message):
+    with pytest.raises(EncodeError, match=message):
+        encode_controller(cfg, LAYOUT)

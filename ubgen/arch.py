@@ -1,0 +1,144 @@
+"""Architecture parameters read from ``constraints/arch/*.toml``.
+
+The same dataclasses parameterize the RTL generators and are exported to the compiler, so the
+two always agree on sizes, widths and latencies (DESIGN §2, "one source of truth").
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ARCH_DIR = ROOT / "constraints" / "arch"
+
+
+class ArchError(ValueError):
+    """A constraints file is missing, malformed, or describes an impossible architecture."""
+
+
+@dataclass(frozen=True)
+class ControllerParams:
+    """Widths of one ID/AG/SG controller (DESIGN §4)."""
+    max_dims: int = 6
+    extent_width: int = 16
+    cycle_width: int = 20
+
+
+@dataclass(frozen=True)
+class PUBParams:
+    """Physical Unified Buffer sizes (thesis §6.1.3)."""
+    word_width: int = 16
+    fetch_width: int = 4
+    sram_depth: int = 512
+    sram_read_latency: int = 1
+    input_ports: int = 2
+    output_ports: int = 2
+    agg_depth: int = 2
+    tb_depth: int = 2
+    chain_bits: int = 4
+    controller: ControllerParams = ControllerParams()
+
+    @property
+    def sram_addr_width(self) -> int:
+        return _clog2(self.sram_depth)
+
+    @property
+    def agg_words(self) -> int:
+        return self.agg_depth * self.fetch_width
+
+    @property
+    def tb_words(self) -> int:
+        return self.tb_depth * self.fetch_width
+
+    @property
+    def capacity_words(self) -> int:
+        return self.sram_depth * self.fetch_width
+
+
+@dataclass(frozen=True)
+class DPBufParams:
+    """Dual-port SRAM + AddressGenerator baseline buffer (thesis §6.1.1, Fig. 6.1)."""
+    word_width: int = 16
+    sram_depth: int = 2048
+    read_latency: int = 1
+    chain_bits: int = 4
+    controller: ControllerParams = ControllerParams()
+
+    @property
+    def sram_addr_width(self) -> int:
+        return _clog2(self.sram_depth)
+
+
+@dataclass(frozen=True)
+class AreaModel:
+    """SRAM macro area model used by the area comparison (an assumption, stated in the toml)."""
+    sp_512x64_um2: float = 5754.0
+    dp_over_sp_ratio: float = 2.5
+
+
+@dataclass(frozen=True)
+class Arch:
+    """Everything one constraints file describes."""
+    name: str
+    pub: PUBParams
+    dpbuf: DPBufParams
+    area: AreaModel
+    raw: dict
+
+
+def _clog2(n: int) -> int:
+    return max(1, (n - 1).bit_length())
+
+
+def _is_pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def _section(data: dict, name: str, cls, source: str, extra: dict | None = None):
+    table = data.get(name, {})
+    if not isinstance(table, dict):
+        raise ArchError(f"{source}: [{name}] must be a table")
+    known = {f.name: f for f in fields(cls)}
+    kwargs = dict(extra or {})
+    for key, value in table.items():
+        if key not in known:
+            raise ArchError(f"{source}: unknown key '{key}' in [{name}]")
+        default = known[key].default
+        if isinstance(default, bool) or not isinstance(value, type(default)) and not (
+                isinstance(default, float) and isinstance(value, int)):
+            raise ArchError(f"{source}: [{name}] {key} must be a {type(default).__name__}, "
+                            f"got {value!r}")
+        if isinstance(value, (int, float)) and value <= 0:
+            raise ArchError(f"{source}: [{name}] {key} must be positive, got {value}")
+        kwargs[key] = value
+    return cls(**kwargs)
+
+
+def load_arch(path: str | Path = "pub") -> Arch:
+    """Load a constraints file by path or by name (``constraints/arch/<name>.toml``)."""
+    p = Path(path)
+    if not p.suffix:
+        p = ARCH_DIR / f"{path}.toml"
+    source = str(p)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise ArchError(f"{source}: constraints file not found") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ArchError(f"{source}: malformed TOML: {e}") from None
+    word = data.get("word", {}).get("width", 16)
+    ctrl = _section(data, "controller", ControllerParams, source)
+    if ctrl.max_dims > 6:
+        raise ArchError(f"{source}: [controller] max_dims must be at most 6")
+    pub = _section(data, "pub", PUBParams, source, {"word_width": word, "controller": ctrl})
+    dp = _section(data, "dpbuf", DPBufParams, source, {"word_width": word, "controller": ctrl})
+    for label, n in (("pub.fetch_width", pub.fetch_width), ("pub.sram_depth", pub.sram_depth),
+                     ("pub.agg_depth", pub.agg_depth), ("pub.tb_depth", pub.tb_depth),
+                     ("dpbuf.sram_depth", dp.sram_depth)):
+        if not _is_pow2(n):
+            raise ArchError(f"{source}: {label} must be a power of two, got {n}")
+    if pub.sram_read_latency != 1 or dp.read_latency != 1:
+        raise ArchError(f"{source}: only SRAM read latency 1 is supported")
+    area = _section(data, "area", AreaModel, source)
+    return Arch(name=p.stem, pub=pub, dpbuf=dp, area=area, raw=data)
