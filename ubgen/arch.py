@@ -71,6 +71,26 @@ class DPBufParams:
 
 
 @dataclass(frozen=True)
+class ArrayParams:
+    """The CGRA array (DESIGN §5.3, paper Fig. 11): island style, MEM every ``mem_period``-th
+    column, an IO row on the north edge, a 16-bit and a 1-bit network with ``tracks`` tracks."""
+    rows: int = 4                 # rows of PE/MEM tiles (the IO row is extra, on the north edge)
+    columns: int = 4
+    mem_period: int = 4           # column c is a MEM column when c % mem_period == mem_period - 1
+    tracks: int = 5
+    switch_box: str = "wilton"    # wilton | disjoint | imran
+    pipeline_registers: bool = True
+    pe_output_register: bool = True
+
+
+@dataclass(frozen=True)
+class GLBParams:
+    """Global buffer (thesis §7.1, Fig. 7.1): banks of SRAM with a host port."""
+    banks: int = 4
+    bank_words: int = 4096
+
+
+@dataclass(frozen=True)
 class AreaModel:
     """SRAM macro area model used by the area comparison (an assumption, stated in the toml)."""
     sp_512x64_um2: float = 5754.0
@@ -84,6 +104,8 @@ class Arch:
     pub: PUBParams
     dpbuf: DPBufParams
     area: AreaModel
+    array: ArrayParams
+    glb: GLBParams
     raw: dict
 
 
@@ -105,11 +127,11 @@ def _section(data: dict, name: str, cls, source: str, extra: dict | None = None)
         if key not in known:
             raise ArchError(f"{source}: unknown key '{key}' in [{name}]")
         default = known[key].default
-        if isinstance(default, bool) or not isinstance(value, type(default)) and not (
-                isinstance(default, float) and isinstance(value, int)):
+        if isinstance(default, bool) != isinstance(value, bool) or not isinstance(
+                value, type(default)) and not (isinstance(default, float) and isinstance(value, int)):
             raise ArchError(f"{source}: [{name}] {key} must be a {type(default).__name__}, "
                             f"got {value!r}")
-        if isinstance(value, (int, float)) and value <= 0:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
             raise ArchError(f"{source}: [{name}] {key} must be positive, got {value}")
         kwargs[key] = value
     return cls(**kwargs)
@@ -141,4 +163,11 @@ def load_arch(path: str | Path = "pub") -> Arch:
     if pub.sram_read_latency != 1 or dp.read_latency != 1:
         raise ArchError(f"{source}: only SRAM read latency 1 is supported")
     area = _section(data, "area", AreaModel, source)
-    return Arch(name=p.stem, pub=pub, dpbuf=dp, area=area, raw=data)
+    array = _section(data, "array", ArrayParams, source)
+    if array.switch_box not in ("wilton", "disjoint", "imran"):
+        raise ArchError(f"{source}: [array] switch_box must be wilton, disjoint or imran, "
+                        f"got {array.switch_box!r}")
+    glb = _section(data, "glb", GLBParams, source)
+    if not _is_pow2(glb.bank_words):
+        raise ArchError(f"{source}: glb.bank_words must be a power of two, got {glb.bank_words}")
+    return Arch(name=p.stem, pub=pub, dpbuf=dp, area=area, array=array, glb=glb, raw=data)

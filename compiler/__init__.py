@@ -1,0 +1,1 @@
+"""ubc: the unified-buffer compiler (frontend, extraction, scheduling, mapping, backends)."""

@@ -1,0 +1,186 @@
+"""Compute kernels as typed expression DAGs over the PE's op set (DESIGN §3.1, §5.2).
+
+A kernel's arguments are the values of the op's loads, in declaration order (thesis §4.1:
+"the sequence of the function's input argument corresponds to the declaration order of the
+memory load operations"). Nodes are immutable and hashed by identity, so shared subexpressions
+form a DAG.
+
+Op names (``Call.op``) follow the PE: add sub mul shl lshr ashr and or xor smin smax umin umax
+abs absdiff select eq ne slt sle sgt sge ult ule ugt uge mac pass. Comparisons have type u1.
+Signedness of ``min``/``max``/``shr``/comparisons built with Python operators follows the
+operand type (signed -> smin/ashr/slt, unsigned -> umin/lshr/ult).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .types import IntType, u16, u1
+
+BINARY_OPS = {"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "smin", "smax",
+              "umin", "umax", "absdiff"}
+COMPARE_OPS = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"}
+UNARY_OPS = {"abs", "pass"}
+TERNARY_OPS = {"select", "mac"}
+ALL_OPS = BINARY_OPS | COMPARE_OPS | UNARY_OPS | TERNARY_OPS
+
+
+class Expr:
+    """Base class of kernel expression nodes; Python operators build new nodes."""
+    type: IntType
+
+    def _bin(self, op_s: str, op_u: str, other, swap=False) -> "Call":
+        other = as_expr(other, self.type)
+        a, b = (other, self) if swap else (self, other)
+        return Call(op_s if a.type.signed else op_u, (a, b))
+
+    def __add__(self, o): return self._bin("add", "add", o)
+    def __radd__(self, o): return self._bin("add", "add", o, True)
+    def __sub__(self, o): return self._bin("sub", "sub", o)
+    def __rsub__(self, o): return self._bin("sub", "sub", o, True)
+    def __mul__(self, o): return self._bin("mul", "mul", o)
+    def __rmul__(self, o): return self._bin("mul", "mul", o, True)
+    def __lshift__(self, o): return self._bin("shl", "shl", o)
+    def __rshift__(self, o): return self._bin("ashr", "lshr", o)
+    def __and__(self, o): return self._bin("and", "and", o)
+    def __rand__(self, o): return self._bin("and", "and", o, True)
+    def __or__(self, o): return self._bin("or", "or", o)
+    def __ror__(self, o): return self._bin("or", "or", o, True)
+    def __xor__(self, o): return self._bin("xor", "xor", o)
+    def __lt__(self, o): return self._bin("slt", "ult", o)
+    def __le__(self, o): return self._bin("sle", "ule", o)
+    def __gt__(self, o): return self._bin("sgt", "ugt", o)
+    def __ge__(self, o): return self._bin("sge", "uge", o)
+
+    def eq(self, o): return self._bin("eq", "eq", o)
+    def ne(self, o): return self._bin("ne", "ne", o)
+
+    def __abs__(self): return Call("abs", (self,))
+    def __hash__(self): return id(self)
+    def __eq__(self, other): return self is other
+
+
+@dataclass(eq=False, repr=False)
+class Arg(Expr):
+    """The value of the op's ``index``-th load."""
+    index: int
+    type: IntType = u16
+
+    def __repr__(self): return f"arg{self.index}"
+
+
+@dataclass(eq=False, repr=False)
+class Const(Expr):
+    value: int
+    type: IntType = u16
+
+    def __post_init__(self):
+        self.value = self.type.wrap(self.value)
+
+    def __repr__(self): return str(self.value)
+
+
+@dataclass(eq=False, repr=False)
+class Call(Expr):
+    """A PE operation applied to argument expressions."""
+    op: str
+    args: tuple[Expr, ...]
+    type: IntType = field(default=None)  # inferred
+
+    def __post_init__(self):
+        if self.op not in ALL_OPS:
+            raise ValueError(f"unknown kernel op '{self.op}'")
+        arity = (2 if self.op in BINARY_OPS | COMPARE_OPS else
+                 1 if self.op in UNARY_OPS else 3)
+        if len(self.args) != arity:
+            raise ValueError(f"op '{self.op}' takes {arity} arguments, got {len(self.args)}")
+        self.args = tuple(self.args)
+        if self.type is None:
+            if self.op in COMPARE_OPS:
+                self.type = u1
+            elif self.op == "select":
+                self.type = self.args[1].type
+            else:
+                self.type = self.args[0].type
+
+    def __repr__(self): return f"{self.op}({', '.join(map(repr, self.args))})"
+
+
+@dataclass(eq=False, repr=False)
+class Lookup(Expr):
+    """``table[index]``: a lookup table (mapped to a MEM tile in ROM mode)."""
+    table: tuple[int, ...]
+    index: Expr
+    type: IntType = u16
+
+    def __post_init__(self):
+        self.table = tuple(self.type.wrap(v) for v in self.table)
+
+    def __repr__(self): return f"lut[{len(self.table)}]({self.index!r})"
+
+
+def as_expr(value, type_: IntType = u16) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, int):
+        return Const(value, type_)
+    raise TypeError(f"cannot use {value!r} in a kernel expression")
+
+
+def select(cond, a, b) -> Call:
+    a = as_expr(a)
+    return Call("select", (as_expr(cond, u1), a, as_expr(b, a.type)))
+
+
+def minimum(a, b) -> Call:
+    a = as_expr(a)
+    return Call("smin" if a.type.signed else "umin", (a, as_expr(b, a.type)))
+
+
+def maximum(a, b) -> Call:
+    a = as_expr(a)
+    return Call("smax" if a.type.signed else "umax", (a, as_expr(b, a.type)))
+
+
+def absd(a, b) -> Call:
+    a = as_expr(a)
+    return Call("absdiff", (a, as_expr(b, a.type)))
+
+
+@dataclass(eq=False)
+class Kernel:
+    """A named compute function: ``body`` is an Expr over ``Arg(0..n_args-1)``.
+
+    ``unit`` names the hardware compute unit; ops whose kernels share a unit share hardware
+    (thesis §4.3.3, compute sharing). By default each kernel is its own unit.
+    """
+    name: str
+    n_args: int
+    body: Expr
+    arg_types: tuple[IntType, ...] = ()
+
+    @staticmethod
+    def from_fn(name: str, fn: Callable[..., Expr], *arg_types: IntType) -> "Kernel":
+        """Build a kernel by calling ``fn`` on fresh ``Arg`` nodes of the given types."""
+        args = [Arg(i, t) for i, t in enumerate(arg_types)]
+        return Kernel(name, len(args), as_expr(fn(*args)), tuple(arg_types))
+
+    def nodes(self) -> list[Expr]:
+        """Every node of the DAG once, in post-order (operands before users)."""
+        seen, order = set(), []
+
+        def visit(e: Expr):
+            if id(e) in seen:
+                return
+            seen.add(id(e))
+            if isinstance(e, Call):
+                for a in e.args:
+                    visit(a)
+            elif isinstance(e, Lookup):
+                visit(e.index)
+            order.append(e)
+
+        visit(self.body)
+        return order
+
+    def __repr__(self): return f"{self.name}({', '.join(f'arg{i}' for i in range(self.n_args))}) = {self.body!r}"
