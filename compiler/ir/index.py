@@ -135,7 +135,7 @@ def parse_index(text: str | int | Index, variables: set[str] | None = None) -> I
         idx = Index.of(text)
     else:
         try:
-            tree = ast.parse(str(text), mode="eval").body
+            tree = ast.parse(str(text).strip(), mode="eval").body
         except SyntaxError:
             raise IndexError_(f"malformed index expression '{text}'") from None
         idx = _from_ast(tree, str(text))

@@ -1,0 +1,692 @@
+"""The reference interpreter: the golden model of a :class:`~compiler.ir.program.Program`
+(DESIGN §3, "reference interpreter"; thesis §4.1 gives the loop-nest semantics).
+
+Semantics
+---------
+Ops execute instance by instance in program order (the sequential loop-nest order: loops
+iterate ``start .. start+extent-1``, the children of a loop body run in order). With
+``order=f``, ``f(op_name, env) -> int`` gives every op instance a time and all instances of all
+ops execute sorted by that time, ties broken by program order. An instance reads its loads
+(in declaration order: the kernel's arguments), evaluates its kernel and writes its store.
+
+Values are two's-complement bit patterns of their :class:`IntType` (at most 16 bits). Kernels
+compute with the PE's semantics (``ubgen/pe/ops.py``, :func:`pe_reference`; the tests check that
+the two agree on random words): operands are first extended to 16-bit words (sign-extended when
+their type is signed), then
+
+* ``add sub mul mac`` keep the low 16 bits (``mac(a, b, c) = a*b + c``);
+* ``shl lshr ashr`` shift by ``b & 15`` (the shift amount is taken mod 16, no saturation);
+  ``ashr`` shifts the signed value;
+* ``smin smax slt sle sgt sge`` compare signed values, ``umin umax ult ule ugt uge`` unsigned;
+  ``eq ne`` compare words; comparisons give 0/1 (type u1);
+* ``abs(a) = |s(a)|`` (PE ABS); ``absdiff(a, b)`` is ``|s(a) - s(b)|`` (PE ABSDIFF) when the
+  first operand's type is signed and ``|a - b|`` (PE UABSDIFF) when it is unsigned;
+* ``select(c, a, b) = a if c & 1 else b`` (PE SEL with ``c`` on bit0); ``pass(a) = a``;
+* ``Lookup(table, i)`` reads ``table[i]`` with ``i`` taken as an unsigned word; ``i`` outside
+  the table is an :class:`InterpError`;
+
+and the result is truncated to the node's type. A store converts the kernel's value to the
+buffer's type (sign- or zero-extend from the value's type, then truncate), a load converts the
+buffer's value to the kernel argument's type the same way. Input arrays are wrapped to their
+buffer's type.
+
+Errors (one line, :class:`InterpError`): a missing, unknown or ill-shaped input, an access
+outside a buffer's declared shape, a read of an element never written (temp and output buffers
+start unwritten), an output element never written, a lookup outside its table.
+
+Implementation
+--------------
+The default engine is vectorized and exact for any program and any ``order``: it enumerates
+every op instance with numpy, gives each its global rank in execution order, resolves every read
+to the write instance that supplies it (sorting the accesses of each buffer by element and rank),
+and then evaluates the resulting dataflow graph: ops in a topological order of the op-level
+dependence graph, each op in one numpy evaluation over all its instances; ops in a dependence
+cycle (an op reading its own earlier instances, as a reduction does) wavefront by wavefront
+(all instances whose suppliers are computed). A reduction ``acc[x] = acc[x] + w*in`` over
+``r`` therefore runs in ``extent(r)`` wavefronts, each vectorized over ``x``. ``scalar=True`` selects the plain instance-by-instance engine (the
+reference for the tests of the fast one).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import networkx as nx
+import numpy as np
+
+from .ir.expr import Arg, Call, Const, Kernel, Lookup
+from .ir.program import Loop, Op, Program
+from .ir.types import IntType
+
+__all__ = ["InterpError", "run", "run_all", "eval_kernel", "numpy_dtype", "from_pattern"]
+
+Order = Callable[[str, dict], int]
+WORD = 16
+WORD_MASK = (1 << WORD) - 1
+
+
+class InterpError(ValueError):
+    """A program cannot be executed on the given inputs (one-line message naming the cause)."""
+
+
+# --- values ------------------------------------------------------------------------------
+
+def _mask(t: IntType) -> int:
+    return (1 << t.bits) - 1
+
+
+def _check_type(t: IntType, what: str) -> None:
+    if not 1 <= t.bits <= WORD:
+        raise InterpError(f"{what}: type {t} is wider than the PE's {WORD}-bit word")
+
+
+def _to_word(x: np.ndarray, t: IntType) -> np.ndarray:
+    """Bit pattern of type ``t`` -> 16-bit word (sign-extended when ``t`` is signed)."""
+    if t.signed and t.bits < WORD:
+        x = np.where(x >> (t.bits - 1) & 1, x | (WORD_MASK ^ _mask(t)), x)
+    return x
+
+
+def _convert(x: np.ndarray, src: IntType, dst: IntType) -> np.ndarray:
+    if src == dst:
+        return x
+    return _to_word(x, src) & _mask(dst)
+
+
+def _signed(w: np.ndarray) -> np.ndarray:
+    return w - ((w & 0x8000) << 1)
+
+
+def from_pattern(x: np.ndarray, t: IntType) -> np.ndarray:
+    """Bit patterns of type ``t`` -> numpy array of its values (``numpy_dtype(t)``)."""
+    x = np.asarray(x, dtype=np.int64)
+    if t.signed:
+        x = x - ((x >> (t.bits - 1) & 1) << t.bits)
+    return x.astype(numpy_dtype(t))
+
+
+def numpy_dtype(t: IntType) -> np.dtype:
+    """uint16/int16 for 16-bit types, uint8/int8 for narrower ones (u1 -> uint8)."""
+    return np.dtype(f"{'int' if t.signed else 'uint'}{8 if t.bits <= 8 else 16}")
+
+
+_BINARY = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "shl": lambda a, b: a << (b & 15),
+    "lshr": lambda a, b: a >> (b & 15),
+    "ashr": lambda a, b: _signed(a) >> (b & 15),
+    "and": lambda a, b: a & b,
+    "or": lambda a, b: a | b,
+    "xor": lambda a, b: a ^ b,
+    "smin": lambda a, b: np.minimum(_signed(a), _signed(b)),
+    "smax": lambda a, b: np.maximum(_signed(a), _signed(b)),
+    "umin": np.minimum,
+    "umax": np.maximum,
+    "eq": lambda a, b: (a == b).astype(np.int64),
+    "ne": lambda a, b: (a != b).astype(np.int64),
+    "slt": lambda a, b: (_signed(a) < _signed(b)).astype(np.int64),
+    "sle": lambda a, b: (_signed(a) <= _signed(b)).astype(np.int64),
+    "sgt": lambda a, b: (_signed(a) > _signed(b)).astype(np.int64),
+    "sge": lambda a, b: (_signed(a) >= _signed(b)).astype(np.int64),
+    "ult": lambda a, b: (a < b).astype(np.int64),
+    "ule": lambda a, b: (a <= b).astype(np.int64),
+    "ugt": lambda a, b: (a > b).astype(np.int64),
+    "uge": lambda a, b: (a >= b).astype(np.int64),
+}
+
+
+def _apply(node: Call, words: list[np.ndarray]) -> np.ndarray:
+    op = node.op
+    if op in _BINARY:
+        return _BINARY[op](*words)
+    if op == "absdiff":
+        a, b = words
+        return np.abs(_signed(a) - _signed(b)) if node.args[0].type.signed else np.abs(a - b)
+    if op == "abs":
+        return np.abs(_signed(words[0]))
+    if op == "pass":
+        return words[0]
+    if op == "select":
+        return np.where(words[0] & 1, words[1], words[2])
+    if op == "mac":
+        return words[0] * words[1] + words[2]
+    raise InterpError(f"unknown kernel op '{op}'")  # pragma: no cover - Call validates ops
+
+
+def eval_kernel(kernel: Kernel, args: list[np.ndarray], n: int, where: str = "") -> np.ndarray:
+    """Evaluate ``kernel`` on argument bit patterns (arrays of length ``n``, one per load, in
+    the types of ``kernel``'s ``Arg`` nodes); returns the body's bit patterns (int64)."""
+    memo: dict[int, np.ndarray] = {}
+    for node in kernel.nodes():
+        _check_type(node.type, f"{where}kernel {kernel.name}")
+        if isinstance(node, Arg):
+            if not 0 <= node.index < len(args):
+                raise InterpError(f"{where}kernel {kernel.name}: arg{node.index} has no load")
+            val = np.asarray(args[node.index], dtype=np.int64) & _mask(node.type)
+        elif isinstance(node, Const):
+            val = np.full(n, node.value & _mask(node.type), dtype=np.int64)
+        elif isinstance(node, Call):
+            words = [_to_word(memo[id(a)], a.type) for a in node.args]
+            val = _apply(node, words) & _mask(node.type)
+        elif isinstance(node, Lookup):
+            i = _to_word(memo[id(node.index)], node.index.type)
+            bad = i >= len(node.table)
+            if bad.any():
+                raise InterpError(f"{where}kernel {kernel.name}: lookup index "
+                                  f"{int(i[bad][0])} outside its table of {len(node.table)}")
+            table = np.array(node.table, dtype=np.int64) & _mask(node.type)
+            val = table[i]
+        else:  # pragma: no cover
+            raise InterpError(f"kernel {kernel.name}: unknown node {node!r}")
+        memo[id(node)] = np.broadcast_to(val, (n,))
+    return np.asarray(memo[id(kernel.body)], dtype=np.int64)
+
+
+# --- program structure -----------------------------------------------------------------------
+
+@dataclass
+class _OpInfo:
+    op: Op
+    loops: list[Loop]
+    n: int                       # number of instances
+    offset: int                  # first global instance id
+    rank_const: int              # sequential rank = rank_const + sum(w * (v - start))
+    rank_weights: list[int]
+
+
+def _op_infos(program: Program) -> list[_OpInfo]:
+    """Each op with its sequential-rank formula: all instances of a loop body are contiguous
+    in program order, so the rank is affine in the loop variables."""
+    count: dict[int, int] = {}
+
+    def instances(node) -> int:
+        if isinstance(node, Op):
+            return 1
+        if id(node) not in count:
+            count[id(node)] = sum(instances(c) for c in node.children)
+        return count[id(node)] * (node.extent if isinstance(node, Loop) else 1)
+
+    infos: list[_OpInfo] = []
+    offset = 0
+
+    def walk(children, base: int, loops: list[Loop], weights: list[int]):
+        nonlocal offset
+        for child in children:
+            if isinstance(child, Op):
+                n = int(np.prod([lp.extent for lp in loops], dtype=np.int64)) if loops else 1
+                infos.append(_OpInfo(child, list(loops), n, offset, base, list(weights)))
+                offset += n
+            else:
+                walk(child.children, base, loops + [child], weights + [count[id(child)]])
+            base += instances(child)
+
+    for c in program.children:
+        instances(c)
+    walk(program.children, 0, [], [])
+    return infos
+
+
+def _env(info: _OpInfo) -> dict[str, np.ndarray]:
+    """Loop variable values of all instances, in sequential order (outermost loop slowest),
+    as broadcastable arrays."""
+    k = len(info.loops)
+    env = {}
+    for j, lp in enumerate(info.loops):
+        shape = [1] * k
+        shape[j] = lp.extent
+        env[lp.name] = np.arange(lp.start, lp.start + lp.extent, dtype=np.int64).reshape(shape)
+    return env
+
+
+def _instance_env(info: _OpInfo, i: int) -> dict[str, int]:
+    env = {}
+    for lp in reversed(info.loops):
+        env[lp.name] = lp.start + i % lp.extent
+        i //= lp.extent
+    return dict(reversed(list(env.items())))
+
+
+def _fmt_env(env: dict[str, int]) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in env.items()) + "}" if env else "{}"
+
+
+def _prepare_inputs(program: Program, inputs: dict
+                    ) -> tuple[dict[str, np.ndarray], dict[str, tuple[int, ...]]]:
+    """Check and wrap inputs; returns flat bit-pattern arrays and their shapes (an input
+    declared without a shape takes the array's)."""
+    decls = {n: b for n, b in program.buffers.items() if b.kind == "input"}
+    unknown = sorted(set(inputs) - set(decls))
+    if unknown:
+        raise InterpError(f"unknown input '{unknown[0]}' (inputs: {', '.join(sorted(decls))})")
+    out, shapes = {}, {}
+    for name, decl in decls.items():
+        if name not in inputs:
+            raise InterpError(f"missing input '{name}'")
+        _check_type(decl.type, f"input {name}")
+        arr = np.asarray(inputs[name])
+        if arr.dtype.kind not in "iub":
+            raise InterpError(f"input '{name}' has dtype {arr.dtype}, expected integers")
+        if decl.shape is not None and tuple(arr.shape) != tuple(decl.shape):
+            raise InterpError(f"input '{name}' has shape {tuple(arr.shape)}, expected "
+                              f"{tuple(decl.shape)}")
+        out[name] = arr.astype(np.int64).reshape(-1) & _mask(decl.type)
+        shapes[name] = tuple(arr.shape)
+    return out, shapes
+
+
+@dataclass
+class _Layout:
+    """Where a buffer's elements live in its flat array: element = lo + unravel(flat)."""
+    lo: tuple[int, ...]
+    shape: tuple[int, ...]
+    declared: bool
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+def _layouts(program: Program, stores: dict[str, list[list[np.ndarray]]],
+             in_shapes: dict[str, tuple[int, ...]]) -> dict[str, _Layout]:
+    out = {}
+    for name, decl in program.buffers.items():
+        shape = in_shapes.get(name, decl.shape)
+        if shape is not None:
+            out[name] = _Layout((0,) * len(shape), tuple(shape), True)
+        elif name in stores:
+            dims = len(stores[name][0])
+            lo = tuple(min(int(ix[d].min()) for ix in stores[name]) for d in range(dims))
+            hi = tuple(max(int(ix[d].max()) for ix in stores[name]) for d in range(dims))
+            out[name] = _Layout(lo, tuple(h - l + 1 for l, h in zip(lo, hi)), False)
+    return out
+
+
+# --- the vectorized engine -----------------------------------------------------------------
+
+def _times(info: _OpInfo, order: Order) -> np.ndarray:
+    """``order`` for all instances of an op: one vectorized call (spot-checked against
+    per-instance calls), else one call per instance."""
+    env = _env(info)
+    try:
+        t = np.asarray(order(info.op.name, env))
+        if t.dtype.kind not in "iu":
+            raise TypeError
+        t = np.broadcast_to(t, np.broadcast_shapes(*(v.shape for v in env.values()), ())
+                            ).reshape(-1).astype(np.int64)
+        probe = np.unique(np.linspace(0, info.n - 1, min(info.n, 9)).astype(np.int64))
+        if all(int(order(info.op.name, _instance_env(info, int(i)))) == t[i] for i in probe):
+            return t
+    except Exception:  # noqa: BLE001 - fall back to per-instance calls
+        pass
+    return np.array([int(order(info.op.name, _instance_env(info, i))) for i in range(info.n)],
+                    dtype=np.int64)
+
+
+def _first_bad(info: _OpInfo, ranks: np.ndarray, bad: np.ndarray) -> int:
+    """Local instance index of the earliest (in execution order) instance flagged in ``bad``."""
+    cand = np.flatnonzero(bad)
+    return int(cand[np.argmin(ranks[info.offset + cand])])
+
+
+def _execute(program: Program, inputs: dict, order: Order | None, allow_partial: bool
+             ) -> dict[str, np.ndarray]:
+    program.validate()
+    for name, decl in program.buffers.items():
+        _check_type(decl.type, f"buffer {name}")
+    ins, in_shapes = _prepare_inputs(program, inputs)
+    infos = _op_infos(program)
+    total = sum(i.n for i in infos)
+
+    # execution ranks: sequential rank, or (time, sequential rank) sorted
+    seq = np.empty(total, dtype=np.int64)
+    for info in infos:
+        env = _env(info)
+        r = np.full(info.n, info.rank_const, dtype=np.int64)
+        if info.loops:
+            r = r + sum(w * (env[lp.name] - lp.start) for w, lp in zip(info.rank_weights,
+                                                                       info.loops)).reshape(-1)
+        seq[info.offset:info.offset + info.n] = r
+    if order is None:
+        ranks = seq
+    else:
+        times = np.concatenate([_times(i, order) for i in infos]) if infos else seq
+        perm = np.lexsort((seq, times))
+        ranks = np.empty(total, dtype=np.int64)
+        ranks[perm] = np.arange(total, dtype=np.int64)
+
+    # access indices, kept in broadcast form (the shape of the loop box, size-1 axes where an
+    # index does not depend on a loop) until flattened
+    def index_arrays(info: _OpInfo, acc) -> list[np.ndarray]:
+        env = _env(info)
+        return [np.asarray(i.evaluate(env), dtype=np.int64) for i in acc.index]
+
+    idx_loads = [[index_arrays(info, acc) for acc in info.op.loads] for info in infos]
+    idx_store = [index_arrays(info, info.op.store) for info in infos]
+    stores: dict[str, list[list[np.ndarray]]] = {}
+    for info, st in zip(infos, idx_store):
+        stores.setdefault(info.op.store.buffer, []).append(st)
+    layouts = _layouts(program, stores, in_shapes)
+
+    def full(info: _OpInfo, a: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(a, [lp.extent for lp in info.loops]).reshape(-1)
+
+    def flatten(info: _OpInfo, buf: str, ix: list[np.ndarray], what: str) -> np.ndarray:
+        """Flat element numbers; reads outside an inferred (undeclared) shape read elements
+        never written and get the sentinel -1."""
+        lay = layouts.get(buf)
+        if lay is None:
+            return np.full(info.n, -1, dtype=np.int64)
+        if all(int(a.min()) >= lo and int(a.max()) < lo + ext
+               for a, lo, ext in zip(ix, lay.lo, lay.shape)):
+            bad = None
+        else:
+            bad = np.zeros(info.n, bool)
+            for a, lo, ext in zip(ix, lay.lo, lay.shape):
+                bad |= full(info, (a < lo) | (a >= lo + ext))
+            if lay.declared or what == "writes":
+                i = _first_bad(info, ranks, bad)
+                elem = ", ".join(str(int(full(info, a)[i])) for a in ix)
+                raise InterpError(f"op {info.op.name}: {what} {buf}[{elem}] at "
+                                  f"{_fmt_env(_instance_env(info, i))}, outside its shape "
+                                  f"{list(lay.shape)}")
+        flat = np.zeros((), dtype=np.int64)
+        for a, lo, ext in zip(ix, lay.lo, lay.shape):
+            flat = flat * ext + (a - lo)
+        flat = full(info, flat)
+        return flat if bad is None else np.where(bad, -1, flat)
+
+    flat_store = [flatten(info, info.op.store.buffer, idx_store[k], "writes")
+                  for k, info in enumerate(infos)]
+    flat_load = [[flatten(info, acc.buffer, idx_loads[k][j], "reads")
+                  for j, acc in enumerate(info.op.loads)] for k, info in enumerate(infos)]
+    del idx_loads, idx_store
+
+    # resolve every read of a written buffer to its supplying write (global instance id): the
+    # last write to the same element with a smaller execution rank
+    supplier: list[list[np.ndarray | None]] = [   # None: reads an input
+        [None if program.buffers[acc.buffer].kind == "input" else np.full(i.n, -1, np.int64)
+         for acc in i.op.loads] for i in infos]
+    final: dict[str, tuple[np.ndarray, np.ndarray]] = {}   # buffer -> (elements, writer ids)
+    for buf in stores:
+        w_f = np.concatenate([flat_store[k] for k, i in enumerate(infos)
+                              if i.op.store.buffer == buf])
+        w_gid = np.concatenate([np.arange(i.offset, i.offset + i.n, dtype=np.int64)
+                                for i in infos if i.op.store.buffer == buf])
+        elems = np.unique(w_f)                   # written elements, numbered densely
+        w_e = np.searchsorted(elems, w_f)
+        w_key = w_e * (2 * total) + 2 * ranks[w_gid] + 1
+        perm = np.argsort(w_key)
+        w_key, w_gid, w_e = w_key[perm], w_gid[perm], w_e[perm]
+        last = np.ones(len(w_e), bool)
+        last[:-1] = w_e[1:] != w_e[:-1]
+        final[buf] = (elems[w_e[last]], w_gid[last])
+        for k, info in enumerate(infos):
+            for j, acc in enumerate(info.op.loads):
+                if acc.buffer != buf:
+                    continue
+                f = flat_load[k][j]
+                e = np.minimum(np.searchsorted(elems, f), len(elems) - 1)
+                known = elems[e] == f
+                r_key = e * (2 * total) + 2 * ranks[info.offset:info.offset + info.n]
+                pos = np.searchsorted(w_key, r_key) - 1
+                hit = known & (pos >= 0) & (w_e[np.maximum(pos, 0)] == e)
+                supplier[k][j] = np.where(hit, w_gid[np.maximum(pos, 0)], -1)
+
+    # reads of elements never written (before the read)
+    for k, info in enumerate(infos):
+        for j, acc in enumerate(info.op.loads):
+            s = supplier[k][j]
+            if s is not None and (s < 0).any():
+                i = _first_bad(info, ranks, s < 0)
+                env = _instance_env(info, i)
+                elem = ", ".join(str(ix.evaluate(env)) for ix in acc.index)
+                raise InterpError(f"op {info.op.name}: reads {acc.buffer}[{elem}] at "
+                                  f"{_fmt_env(env)} before it is written")
+
+    # dataflow evaluation: ops in a topological order of the op-level dependence graph, each
+    # op at once; ops in a cycle (a reduction reads its own earlier instances) wavefront by
+    # wavefront over their instances
+    values = np.zeros(total, dtype=np.int64)
+    offsets = np.array([i.offset for i in infos] + [total], dtype=np.int64)
+
+    def evaluate(k: int, loc: np.ndarray) -> None:
+        info = infos[k]
+        args = []
+        for j, acc in enumerate(info.op.loads):
+            btype = program.buffers[acc.buffer].type
+            if supplier[k][j] is None:
+                v = ins[acc.buffer][flat_load[k][j][loc]]
+            else:
+                v = values[supplier[k][j][loc]]
+            args.append(_convert(v, btype, _arg_type(info.op.kernel, j, btype)))
+        res = eval_kernel(info.op.kernel, args, len(loc), f"op {info.op.name}: ")
+        values[info.offset + loc] = _convert(res, info.op.kernel.body.type,
+                                             program.buffers[info.op.store.buffer].type)
+
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(len(infos)))
+    for k in range(len(infos)):
+        for s in supplier[k]:
+            if s is not None:
+                used = np.bincount(np.searchsorted(offsets, s, "right") - 1,
+                                   minlength=len(infos))
+                graph.add_edges_from((int(src), k) for src in np.flatnonzero(used))
+    dag = nx.condensation(graph)
+    for comp in nx.topological_sort(dag):
+        members = sorted(dag.nodes[comp]["members"])
+        if len(members) == 1 and not graph.has_edge(members[0], members[0]):
+            evaluate(members[0], np.arange(infos[members[0]].n))
+        else:
+            _wavefronts(members, infos, supplier, offsets, evaluate)
+
+    # final buffer contents
+    out = {}
+    for name, decl in program.buffers.items():
+        if decl.kind == "input":
+            out[name] = from_pattern(ins[name], decl.type).reshape(in_shapes[name])
+            continue
+        lay = layouts.get(name)
+        if lay is None:
+            if decl.kind == "output" and not allow_partial:
+                raise InterpError(f"output {name} is never written")
+            continue
+        data = np.zeros(lay.size, dtype=np.int64)
+        mask = np.zeros(lay.size, dtype=bool)
+        if name in final:
+            elems, writers = final[name]
+            data[elems] = values[writers]
+            mask[elems] = True
+        if decl.kind == "output" and not allow_partial and not mask.all():
+            missing = np.unravel_index(int(np.flatnonzero(~mask)[0]), lay.shape)
+            raise InterpError(f"output {name}: element [{', '.join(map(str, missing))}] is "
+                              f"never written ({int((~mask).sum())} of {lay.size} unwritten)")
+        out[name] = from_pattern(data, decl.type).reshape(lay.shape)
+    return out
+
+
+def _wavefronts(members: list[int], infos: list[_OpInfo], supplier, offsets: np.ndarray,
+                evaluate) -> None:
+    """Evaluate the instances of the ops in ``members`` (a dependence cycle) in wavefronts:
+    each wavefront holds every instance whose suppliers inside the cycle are computed."""
+    base, start = {}, 0
+    for k in members:                       # compact ids of the cycle's instances
+        base[k] = start
+        start += infos[k].n
+    size = start
+
+    def compact(g: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(offsets, g, "right") - 1
+        out = np.full(len(g), -1, np.int64)
+        for m in members:
+            sel = k == m
+            out[sel] = g[sel] - infos[m].offset + base[m]
+        return out
+
+    src, dst = [], []
+    for k in members:
+        ids = np.arange(infos[k].n, dtype=np.int64) + base[k]
+        for s in supplier[k]:
+            if s is not None:
+                c = compact(s)
+                src.append(c[c >= 0])
+                dst.append(ids[c >= 0])
+    src = np.concatenate(src) if src else np.zeros(0, np.int64)
+    dst = np.concatenate(dst) if dst else np.zeros(0, np.int64)
+    indeg = np.bincount(dst, minlength=size)
+    cuts_at = np.array([base[k] for k in members] + [size])
+    if indeg.max(initial=0) <= 1:
+        # a forest (each instance has at most one supplier in the cycle, as in a chain of
+        # accumulations): depths by pointer jumping, then one wavefront per depth
+        anc = np.full(size + 1, size, np.int64)       # node ``size``: a root sentinel
+        anc[dst] = src
+        depth = np.ones(size + 1, np.int64)
+        depth[anc == size] = 0
+        while (anc[:size] != size).any():
+            depth += depth[anc]
+            anc = anc[anc]
+        depth = depth[:size]
+        small = depth.astype(np.uint16) if depth.max(initial=0) < 1 << 16 else depth
+        order = np.argsort(small, kind="stable")     # a radix sort for 16-bit keys
+        bounds = np.searchsorted(depth[order], np.arange(depth.max(initial=0) + 2))
+        for lv in range(len(bounds) - 1):
+            part = np.sort(order[bounds[lv]:bounds[lv + 1]])
+            cuts = np.searchsorted(part, cuts_at)
+            for i, k in enumerate(members):
+                if cuts[i + 1] > cuts[i]:
+                    evaluate(k, part[cuts[i]:cuts[i + 1]] - base[k])
+        return
+    by_src = np.argsort(src, kind="stable")
+    consumers = dst[by_src]
+    ptr = np.searchsorted(src[by_src], np.arange(size + 1))
+    frontier = np.flatnonzero(indeg == 0)
+    done = 0
+    while len(frontier):
+        done += len(frontier)
+        cuts = np.searchsorted(frontier, cuts_at)
+        for i, k in enumerate(members):
+            part = frontier[cuts[i]:cuts[i + 1]]
+            if len(part):
+                evaluate(k, part - base[k])
+        lo, hi = ptr[frontier], ptr[frontier + 1]
+        cnt = hi - lo
+        if cnt.sum() == 0:
+            break
+        starts = np.repeat(lo - np.cumsum(cnt) + cnt, cnt)
+        readers = consumers[starts + np.arange(cnt.sum())]
+        u, c = np.unique(readers, return_counts=True)
+        indeg[u] -= c
+        frontier = u[indeg[u] == 0]
+    if done != size:  # pragma: no cover - suppliers always precede their readers
+        raise InterpError("internal error: cyclic dataflow")
+
+
+def _arg_type(kernel: Kernel, j: int, default: IntType) -> IntType:
+    if j < len(kernel.arg_types):
+        return kernel.arg_types[j]
+    for node in kernel.nodes():
+        if isinstance(node, Arg) and node.index == j:
+            return node.type
+    return default
+
+
+# --- the scalar engine ---------------------------------------------------------------------
+
+def _execute_scalar(program: Program, inputs: dict, order: Order | None, allow_partial: bool
+                    ) -> dict[str, np.ndarray]:
+    """Instance by instance, with dictionaries for buffers: the reference for the fast engine."""
+    program.validate()
+    ins, in_shapes = _prepare_inputs(program, inputs)
+    mem: dict[str, dict[tuple, int]] = {}
+    for name, decl in program.buffers.items():
+        _check_type(decl.type, f"buffer {name}")
+        mem[name] = {}
+        if decl.kind == "input":
+            for i, v in enumerate(ins[name]):
+                mem[name][tuple(int(e) for e in np.unravel_index(i, in_shapes[name]))] = int(v)
+
+    instances: list[tuple[Op, dict[str, int]]] = []
+
+    def walk(children, env):
+        for c in children:
+            if isinstance(c, Op):
+                instances.append((c, dict(env)))
+            else:
+                for v in range(c.start, c.start + c.extent):
+                    env[c.name] = v
+                    walk(c.children, env)
+                del env[c.name]
+
+    walk(program.children, {})
+    if order is not None:
+        times = [int(order(op.name, env)) for op, env in instances]
+        instances = [instances[i] for i in sorted(range(len(instances)), key=times.__getitem__)]
+
+    def element(op, acc, env, what):
+        el = tuple(int(i.evaluate(env)) for i in acc.index)
+        shape = in_shapes.get(acc.buffer, program.buffers[acc.buffer].shape)
+        if shape is not None and not all(0 <= e < s for e, s in zip(el, shape)):
+            raise InterpError(f"op {op.name}: {what} {acc.buffer}[{', '.join(map(str, el))}] "
+                              f"at {_fmt_env(env)}, outside its shape {list(shape)}")
+        return el
+
+    for op, env in instances:
+        args = []
+        for j, acc in enumerate(op.loads):
+            el = element(op, acc, env, "reads")
+            if el not in mem[acc.buffer]:
+                raise InterpError(f"op {op.name}: reads {acc.buffer}"
+                                  f"[{', '.join(map(str, el))}] at {_fmt_env(env)} before it "
+                                  f"is written")
+            btype = program.buffers[acc.buffer].type
+            args.append(_convert(np.array([mem[acc.buffer][el]]), btype,
+                                 _arg_type(op.kernel, j, btype)))
+        el = element(op, op.store, env, "writes")
+        res = eval_kernel(op.kernel, args, 1, f"op {op.name}: ")
+        btype = program.buffers[op.store.buffer].type
+        mem[op.store.buffer][el] = int(_convert(res, op.kernel.body.type, btype)[0])
+
+    out = {}
+    for name, decl in program.buffers.items():
+        cells = mem[name]
+        if not cells:
+            if decl.kind == "output" and not allow_partial:
+                raise InterpError(f"output {name} is never written")
+            continue
+        shape = in_shapes.get(name, decl.shape)
+        if shape is not None:
+            lo, shape = (0,) * len(shape), tuple(shape)
+        else:
+            keys = np.array(list(cells))
+            lo = tuple(int(v) for v in keys.min(0))
+            shape = tuple(int(h) - l + 1 for h, l in zip(keys.max(0), lo))
+        data = np.zeros(shape, dtype=np.int64)
+        mask = np.zeros(shape, dtype=bool)
+        for el, v in cells.items():
+            pos = tuple(int(e) - l for e, l in zip(el, lo))
+            data[pos], mask[pos] = v, True
+        if decl.kind == "output" and not allow_partial and not mask.all():
+            missing = np.argwhere(~mask)[0]
+            raise InterpError(f"output {name}: element [{', '.join(map(str, missing))}] is "
+                              f"never written ({int((~mask).sum())} of {mask.size} unwritten)")
+        out[name] = from_pattern(data, decl.type)
+    return out
+
+
+# --- entry points ----------------------------------------------------------------------------
+
+def run_all(program: Program, inputs: dict[str, np.ndarray], order: Order | None = None, *,
+            scalar: bool = False, allow_partial: bool = False) -> dict[str, np.ndarray]:
+    """Execute ``program``; returns every buffer (inputs, temps, outputs) as a numpy array
+    indexed like the program (``arr[x, y, ...]``). Buffers without a declared shape span the
+    bounding box of their writes (offset to start at 0); unwritten temp elements read as 0."""
+    engine = _execute_scalar if scalar else _execute
+    return engine(program, inputs, order, allow_partial)
+
+
+def run(program: Program, inputs: dict[str, np.ndarray], order: Order | None = None, *,
+        scalar: bool = False, allow_partial: bool = False) -> dict[str, np.ndarray]:
+    """Execute ``program`` and return its output buffers (``kind == "output"``)."""
+    res = run_all(program, inputs, order, scalar=scalar, allow_partial=allow_partial)
+    return {n: a for n, a in res.items() if program.buffers[n].kind == "output"}
