@@ -91,10 +91,20 @@ class GLBParams:
 
 
 @dataclass(frozen=True)
+class ScheduleParams:
+    """Latencies the schedulers need (thesis §4.2.2): cycles per PE on a kernel's critical path
+    (the PE output register, DESIGN §5.2), SRAM read latency and store latency."""
+    pe_latency: int = 1
+    mem_read_latency: int = 1
+    mem_write_latency: int = 0
+
+
+@dataclass(frozen=True)
 class AreaModel:
     """SRAM macro area model used by the area comparison (an assumption, stated in the toml)."""
     sp_512x64_um2: float = 5754.0
     dp_over_sp_ratio: float = 2.5
+    um2_per_transistor: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -106,6 +116,7 @@ class Arch:
     area: AreaModel
     array: ArrayParams
     glb: GLBParams
+    schedule: ScheduleParams
     raw: dict
 
 
@@ -117,7 +128,8 @@ def _is_pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def _section(data: dict, name: str, cls, source: str, extra: dict | None = None):
+def _section(data: dict, name: str, cls, source: str, extra: dict | None = None,
+             allow_zero: bool = False):
     table = data.get(name, {})
     if not isinstance(table, dict):
         raise ArchError(f"{source}: [{name}] must be a table")
@@ -131,8 +143,10 @@ def _section(data: dict, name: str, cls, source: str, extra: dict | None = None)
                 value, type(default)) and not (isinstance(default, float) and isinstance(value, int)):
             raise ArchError(f"{source}: [{name}] {key} must be a {type(default).__name__}, "
                             f"got {value!r}")
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
-            raise ArchError(f"{source}: [{name}] {key} must be positive, got {value}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and (
+                value < 0 or value == 0 and not allow_zero):
+            raise ArchError(f"{source}: [{name}] {key} must be "
+                            f"{'non-negative' if allow_zero else 'positive'}, got {value}")
         kwargs[key] = value
     return cls(**kwargs)
 
@@ -170,4 +184,6 @@ def load_arch(path: str | Path = "pub") -> Arch:
     glb = _section(data, "glb", GLBParams, source)
     if not _is_pow2(glb.bank_words):
         raise ArchError(f"{source}: glb.bank_words must be a power of two, got {glb.bank_words}")
-    return Arch(name=p.stem, pub=pub, dpbuf=dp, area=area, array=array, glb=glb, raw=data)
+    schedule = _section(data, "schedule", ScheduleParams, source, allow_zero=True)
+    return Arch(name=p.stem, pub=pub, dpbuf=dp, area=area, array=array, glb=glb,
+                schedule=schedule, raw=data)

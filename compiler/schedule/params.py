@@ -1,0 +1,43 @@
+"""Hardware constraints the schedulers need (thesis §4.2.2), read from a constraints toml.
+
+Latencies come from the ``[schedule]`` section (:class:`ubgen.arch.ScheduleParams`); port counts,
+fetch width and the cycle-counter width come from the ``[pub]``/``[controller]`` sections.
+
+``[schedule]`` keys: ``pe_latency`` (cycles per PE on a kernel's critical path; the PE output
+register, DESIGN §5.2), ``mem_read_latency`` (SRAM read, §5.1), ``mem_write_latency``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from ubgen.arch import Arch, load_arch
+
+
+@dataclass(frozen=True)
+class HwParams:
+    pe_latency: int = 1
+    mem_read_latency: int = 1
+    mem_write_latency: int = 0
+    read_ports: int = 2          # output ports of a (physical) unified buffer
+    write_ports: int = 2         # input ports
+    fetch_width: int = 4
+    cycle_width: int = 20
+
+    @property
+    def max_cycle(self) -> int:
+        return (1 << self.cycle_width) - 1
+
+    @staticmethod
+    def from_arch(arch: Arch | str | None = None) -> "HwParams":
+        if arch is None:
+            arch = "pub"
+        if not isinstance(arch, Arch):
+            arch = load_arch(arch)
+        sched = arch.schedule
+        kw = {f.name: getattr(sched, f.name) for f in fields(sched)}
+        pub = arch.pub
+        return HwParams(read_ports=pub.output_ports, write_ports=pub.input_ports,
+                        fetch_width=pub.fetch_width, cycle_width=pub.controller.cycle_width, **kw)
+
+    def to_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -1,0 +1,62 @@
+"""Run extraction, both schedules, verification and liveness on one program, and summarize
+(the data behind ``ubc schedule``; paper Tables VI and VII)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..ir.poly import PolyProgram
+from ..ir.program import Program
+from ..ir.schedule import Schedule
+from ..ir.ubuf import UnifiedBuffer
+from ..liveness import BufferLiveness, buffer_liveness, total_live_words
+from ..poly.buffers import extract_buffers
+from ..poly.deps import Dependence, raw_dependences
+from ..poly.extract import extract
+from ..verify import VerifyReport, verify
+from .params import HwParams
+from .select import schedule
+from .sequential import schedule_sequential
+
+
+@dataclass
+class ScheduleResult:
+    program: Program
+    poly: PolyProgram
+    deps: list[Dependence]
+    sequential: Schedule
+    optimized: Schedule
+    live_sequential: list[BufferLiveness]
+    live_optimized: list[BufferLiveness]
+    buffers: dict[str, UnifiedBuffer]
+    verified: VerifyReport
+    compile_seconds: float
+
+    def summary(self, app: str) -> dict:
+        return {"app": app, "policy": self.optimized.policy,
+                "cycles_sequential": self.sequential.completion,
+                "cycles_optimized": self.optimized.completion,
+                "sram_words_sequential": total_live_words(self.live_sequential),
+                "sram_words_optimized": total_live_words(self.live_optimized),
+                "buffers": [{"name": b.name, "ports": b.ports, "live_words": b.live_words,
+                             "copies": self.optimized.info.get("storage_copies", {}).get(b.name, 1)}
+                            for b in self.live_optimized],
+                "compile_seconds": round(self.compile_seconds, 3)}
+
+
+def schedule_program(program: Program, params: HwParams | None = None,
+                     policy: str | None = None) -> ScheduleResult:
+    """Extract, schedule (sequential baseline and optimized), verify both, compute liveness."""
+    params = params or HwParams()
+    t0 = time.perf_counter()
+    poly = extract(program, params)
+    deps = raw_dependences(poly)
+    seq = schedule_sequential(program, poly)
+    verify(poly, seq, params, deps, check_width=False)
+    opt = schedule(program, poly, params, deps, policy)
+    report = verify(poly, opt, params, deps)
+    live_opt = buffer_liveness(program, opt, seq)
+    live_seq = buffer_liveness(program, seq, seq)
+    bufs = extract_buffers(poly, opt, {b.name: b.live_words for b in live_opt})
+    return ScheduleResult(program, poly, deps, seq, opt, live_seq, live_opt, bufs, report,
+                          time.perf_counter() - t0)

@@ -1,0 +1,58 @@
+"""Scheduling policy selection (paper §V-B, Fig. 7).
+
+If every reduction is fully unrolled (no op depends on its own earlier instances: no RAW
+self-dependence) the program is a stencil pipeline and gets the fused II = 1 schedule
+(:mod:`.stencil`); otherwise it is a DNN pipeline and gets coarse-grained modulo scheduling
+with double buffering (:mod:`.dnn`). The chosen schedule is checked by the independent verifier;
+if it fails, the next policy is tried (stencil -> dnn -> sequential) and the reason recorded in
+``info["fallback"]``. ``info["storage_copies"]`` gives the copies (double buffering) each buffer
+needs under the schedule (:mod:`.storage`).
+"""
+from __future__ import annotations
+
+from ..ir.poly import PolyProgram
+from ..ir.program import Program
+from ..ir.schedule import Schedule
+from ..poly.deps import Dependence, raw_dependences
+from .dnn import pipeline_loops, schedule_dnn
+from .params import HwParams
+from .sequential import schedule_sequential
+from .sharing import share_units
+from .stencil import schedule_stencil
+from .storage import storage_copies
+
+
+def select_policy(deps: list[Dependence]) -> str:
+    """``stencil`` when no op depends on itself (all reductions unrolled), else ``dnn``."""
+    return "dnn" if any(d.producer == d.consumer for d in deps) else "stencil"
+
+
+def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None,
+             deps: list[Dependence] | None = None, policy: str | None = None) -> Schedule:
+    """The optimized schedule of ``program`` (verified)."""
+    from ..verify import VerifyError, verify
+    params = params or HwParams()
+    deps = raw_dependences(poly) if deps is None else deps
+    first = policy or select_policy(deps)
+    chain = {"stencil": ["stencil", "dnn", "sequential"], "dnn": ["dnn", "sequential"],
+             "sequential": ["sequential"]}[first]
+    failures = []
+    for name in chain:
+        if name == "stencil":
+            sched = share_units(program, poly, schedule_stencil(program, poly, deps, params.fetch_width), deps)
+        elif name == "dnn":
+            sched = schedule_dnn(program, poly, params, deps)
+        else:
+            sched = schedule_sequential(program, poly)
+        try:
+            verify(poly, sched, params, deps)
+        except VerifyError as e:
+            failures.append(f"{name}: {e}")
+            continue
+        if failures:
+            sched.info["fallback"] = failures
+        tiles = [lp.name for lp in pipeline_loops(program)[0]]
+        sched.info["storage_copies"] = storage_copies(
+            program, sched, schedule_sequential(program, poly), tiles)
+        return sched
+    raise VerifyError("; ".join(failures))
