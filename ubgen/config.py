@@ -36,6 +36,9 @@ class ConfigRegisters(wiring.Component):
             for r in self.regmap.registers:
                 with m.Case(r.offset):
                     m.d.comb += self.bus.rdata.eq(self.fields[r.name])
-                    with m.If(self.bus.we):
-                        m.d.sync += self.fields[r.name].eq(self.bus.wdata)
+        # One decode per register (not one process over a shared switch): keeps the generated
+        # Verilog linear in the number of registers.
+        for r in self.regmap.registers:
+            with m.If(self.bus.we & (self.bus.addr == r.offset)):
+                m.d.sync += self.fields[r.name].eq(self.bus.wdata)
         return m

@@ -1,0 +1,29 @@
+"""cocotb tests of the generated DP-SRAM + AG buffer: the 64-cycle delay line, with and without
+random stalls."""
+from __future__ import annotations
+
+import cocotb
+
+from ubgen.arch import load_arch
+from ubgen.dpbuf import dpbuf_layouts, dpbuf_regmap
+
+from . import driver
+from .pub_cases import DP_CASES
+
+
+async def run_case(dut, case) -> None:
+    prm = load_arch("pub").dpbuf
+    dut.chain_in_valid.value = 0
+    dut.chain_in_data.value = 0
+    await driver.run_case(dut, case, dpbuf_regmap(prm), dpbuf_layouts(prm),
+                          {0: dut.data_in}, {0: (dut.data_out, dut.valid_out)})
+
+
+@cocotb.test()
+async def dp_delay(dut):
+    await run_case(dut, DP_CASES["dp_delay"])
+
+
+@cocotb.test()
+async def dp_delay_stall(dut):
+    await run_case(dut, DP_CASES["dp_delay_stall"])

@@ -1,0 +1,71 @@
+"""``ubgen`` CLI: verilog/regmap/fpga subcommands, one-line errors, the committed regmap doc."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ubgen import cli
+from ubgen.arch import ROOT, load_arch
+
+
+def run(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "ubgen", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def test_verilog_writes_rtl_and_regmaps(tmp_path):
+    out = tmp_path / "rtl"
+    assert cli.main(["verilog", "--arch", "pub_small", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == \
+        ["dpbuf.v", "dpbuf_regmap.json", "pub.v", "pub_regmap.json"]
+    assert "module pub(" in (out / "pub.v").read_text()
+    assert "module dpbuf(" in (out / "dpbuf.v").read_text()
+    regmap = json.loads((out / "pub_regmap.json").read_text())
+    assert regmap["block"] == "pub" and regmap["windows"][0]["size"] == 32
+
+
+def test_missing_arch_is_one_line_exit_2_and_no_output(tmp_path):
+    out = tmp_path / "rtl"
+    res = run("verilog", "--arch", "no_such_arch", "--out", str(out))
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "constraints file not found" in res.stderr
+    assert "Traceback" not in res.stderr and not out.exists()
+
+
+def test_regmap_json_and_block_choice():
+    res = run("regmap", "--arch", "pub", "--block", "dpbuf")
+    assert res.returncode == 0
+    data = json.loads(res.stdout)
+    assert data["block"] == "dpbuf" and data["registers"][0]["name"] == "chain_en"
+    res = run("regmap", "--block", "nope")
+    assert res.returncode == 2 and "invalid choice" in res.stderr
+
+
+@pytest.mark.parametrize("sub", [[], ["verilog"], ["regmap"], ["fpga"]])
+def test_help_everywhere(sub):
+    res = run(*sub, "--help")
+    assert res.returncode == 0 and "usage: ubgen" in res.stdout
+
+
+def test_committed_regmap_doc_is_generated():
+    """docs/regmap.md must equal `python -m ubgen regmap --arch pub --markdown`."""
+    assert (ROOT / "docs" / "regmap.md").read_text() == cli.regmap_markdown(load_arch("pub"))
+
+
+def test_fpga_without_flow_module_is_one_line_error(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ubgen.fpga", None)   # makes the lazy import fail
+    assert cli.main(["fpga", "--target", "ice40", "--design", "pub"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "FPGA flow is not available" in err
+
+
+def test_fpga_calls_run_fpga_flow(monkeypatch, capsys):
+    import types
+    calls = []
+    fake = types.SimpleNamespace(run_fpga_flow=lambda target, design, arch: calls.append(
+        (target, design, arch)) or {"luts": 1})
+    monkeypatch.setitem(sys.modules, "ubgen.fpga", fake)
+    assert cli.main(["fpga", "--target", "ecp5", "--design", "dpbuf", "--arch", "pub"]) == 0
+    assert calls == [("ecp5", "dpbuf", "pub")]
+    assert json.loads(capsys.readouterr().out) == {"luts": 1}

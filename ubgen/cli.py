@@ -1,0 +1,164 @@
+"""``ubgen`` command line: generated Verilog, register maps, FPGA flows.
+
+    ubgen verilog --arch pub --out rtl       rtl/pub.v, rtl/dpbuf.v, rtl/{pub,dpbuf}_regmap.json
+    ubgen regmap --arch pub [--block pub|dpbuf|all] [--markdown]
+    ubgen fpga --target ice40|ecp5 --design pub|dpbuf [--arch pub]
+
+User errors (a missing or malformed constraints file, ...) print one line and exit with 2;
+no output file is written unless every output was generated.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from amaranth.back import verilog
+
+from .arch import Arch, ArchError, load_arch
+from .dpbuf import DPBuffer, dpbuf_regmap
+from .pub import PhysicalUnifiedBuffer, pub_regmap
+from .regmap import RegisterMap
+
+BLOCKS = ("pub", "dpbuf")
+REGMAP_DOC = "docs/regmap.md"
+REGEN_CMD = "python -m ubgen regmap --arch pub --markdown > docs/regmap.md"
+
+
+class UsageError(ValueError):
+    """Bad command-line input; reported in one line."""
+
+
+def block_regmap(arch: Arch, block: str) -> RegisterMap:
+    """The register map of ``block`` for ``arch`` (the same object the RTL is built from)."""
+    return pub_regmap(arch.pub) if block == "pub" else dpbuf_regmap(arch.dpbuf)
+
+
+def block_component(arch: Arch, block: str):
+    return PhysicalUnifiedBuffer(arch.pub) if block == "pub" else DPBuffer(arch.dpbuf)
+
+
+def block_verilog(arch: Arch, block: str) -> str:
+    """Verilog of ``block``; the top module is named after the block."""
+    return verilog.convert(block_component(arch, block), name=block)
+
+
+def generate_outputs(arch: Arch) -> dict[str, str]:
+    """Every file ``ubgen verilog`` writes, by file name."""
+    out = {}
+    for block in BLOCKS:
+        out[f"{block}.v"] = block_verilog(arch, block)
+        out[f"{block}_regmap.json"] = block_regmap(arch, block).to_json(indent=2) + "\n"
+    return out
+
+
+def regmap_markdown(arch: Arch) -> str:
+    """The register-map document (docs/regmap.md), generated from the register maps."""
+    parts = [
+        "# Register maps",
+        "",
+        f"Generated from the `RegisterMap` objects that build the RTL, for `constraints/arch/"
+        f"{arch.name}.toml`; do not edit. Regenerate with `{REGEN_CMD}`.",
+        "",
+        "Each register is one 32-bit word on the block's configuration bus (`cfg_addr` is the "
+        "word offset). Controller registers follow DESIGN §4 and are produced by "
+        "`ubgen.controller.encode_controller`. Read-only status registers ignore writes, except "
+        "that writing 1 to `error` clears it. The `sram` window takes one 16-bit word per write "
+        "(word address = offset into the window) while `run` is low; it is not readable.",
+        "",
+    ]
+    for block in BLOCKS:
+        parts.append(block_regmap(arch, block).to_markdown())
+    return "\n".join(parts)
+
+
+def cmd_verilog(args) -> int:
+    outputs = generate_outputs(load_arch(args.arch))   # everything in memory before any write
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in outputs.items():
+        (out / name).write_text(text)
+    print(f"wrote {', '.join(str(out / n) for n in outputs)}")
+    return 0
+
+
+def cmd_regmap(args) -> int:
+    arch = load_arch(args.arch)
+    if args.markdown:
+        if args.block == "all":
+            sys.stdout.write(regmap_markdown(arch))
+        else:
+            sys.stdout.write(block_regmap(arch, args.block).to_markdown())
+        return 0
+    if args.block == "all":
+        data = {b: block_regmap(arch, b).to_dict() for b in BLOCKS}
+    else:
+        data = block_regmap(arch, args.block).to_dict()
+    print(json.dumps(data, indent=2))
+    return 0
+
+
+def cmd_fpga(args) -> int:
+    load_arch(args.arch)
+    try:
+        from .fpga import run_fpga_flow
+    except ImportError as e:
+        raise UsageError(f"the FPGA flow is not available ({e})") from None
+    report = run_fpga_flow(args.target, args.design, args.arch)
+    print(json.dumps(report, indent=2, default=str))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="ubgen", description="Unified-buffer hardware generator: "
+                                 "Verilog, register maps and FPGA reports for the PUB and the "
+                                 "DP-SRAM + AG buffer.")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    arch_help = "constraints file: a name in constraints/arch/ or a path (default: pub)"
+
+    v = sub.add_parser("verilog", help="write generated Verilog and register maps",
+                       description="Write <block>.v and <block>_regmap.json for the PUB and the "
+                                   "DP-SRAM + AG buffer.")
+    v.add_argument("--arch", default="pub", help=arch_help)
+    v.add_argument("--out", default="rtl", help="output directory (default: rtl)")
+    v.set_defaults(func=cmd_verilog)
+
+    r = sub.add_parser("regmap", help="print a register map (JSON or markdown)",
+                       description="Print the register map of a block as JSON, or as markdown "
+                                   f"(--block all --markdown is {REGMAP_DOC}).")
+    r.add_argument("--arch", default="pub", help=arch_help)
+    r.add_argument("--block", choices=BLOCKS + ("all",), default="all",
+                   help="which block (default: all)")
+    r.add_argument("--markdown", action="store_true", help="markdown tables instead of JSON")
+    r.set_defaults(func=cmd_regmap)
+
+    f = sub.add_parser("fpga", help="Yosys + nextpnr utilization and Fmax report",
+                       description="Synthesize, place and route a block for an FPGA "
+                                   "(ubgen.fpga.run_fpga_flow).")
+    f.add_argument("--target", choices=("ice40", "ecp5"), required=True)
+    f.add_argument("--design", choices=BLOCKS, required=True)
+    f.add_argument("--arch", default="pub", help=arch_help)
+    f.set_defaults(func=cmd_fpga)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:            # `ubgen regmap | head`: the reader went away
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (ArchError, UsageError, OSError, ValueError, RuntimeError) as e:
+        # user errors: bad arch file, value that does not fit, FPGA tool failure (FPGAError)
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"ubgen: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

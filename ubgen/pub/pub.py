@@ -1,0 +1,237 @@
+"""Physical Unified Buffer (PUB): wide-fetch single-port SRAM + aggregators + transpose buffers.
+
+Thesis §6.1.3 (Fig. 6.4), paper §IV-B; sizes come from :class:`~ubgen.arch.PUBParams`.
+Every stream is driven by one controller (DESIGN §4) named after the stream:
+
+``in2agg_{p}``   AG ``agg`` (AGG word): ``data_in[p]`` of the fire cycle c is written to AGG word
+                 ``agg`` (slot ``agg >> log2(FW)``, lane ``agg % FW``); visible from cycle c+1.
+``agg2sram_{p}`` AGs ``agg`` (AGG slot) and ``sram``: the AGG slot is written to SRAM[``sram``]
+                 at the end of cycle c; a read issued at c+1 or later sees it.
+``sram2tb_{q}``  AGs ``sram`` and ``tb`` (TB slot): SRAM is read at c, the wide word arrives at
+                 c+1 and is written into TB slot ``tb`` at the end of c+1; visible from c+2.
+``tb2out_{q}``   AG ``tb`` (TB word): ``data_out[q]`` = TB word ``tb`` and ``valid_out[q]`` = 1
+                 during cycle c.
+
+All cycles are *unstalled* cycles (the ``cycle_count``): nothing in the datapath moves in a
+stalled cycle, so a stalled run produces the same values at the same unstalled cycles.
+
+The SRAM is single-ported and shared by schedule: if two of the ``agg2sram_*`` / ``sram2tb_*``
+streams access it in the same cycle the sticky ``error`` flag is set (status register, cleared by
+writing 1 to it; ``run`` going low does not clear it, so the host can read it after a run).
+A fire whose SRAM address belongs to another chained tile is not an access of this SRAM.
+
+Chaining (paper Fig. 10, §V-C): the SRAM AGs carry ``chain_bits`` extra high bits; with
+``chain_en`` an access happens only when they equal ``tile_id``. Each TB slot keeps an *owned*
+bit (did this tile's SRAM supply it); on ``tb2out`` a tile drives its own word when it owns it and
+otherwise passes ``chain_in_*`` through. With ``chain_en`` = 0 the high bits are ignored.
+
+ROM mode (``mode`` = 1; a lookup table, DESIGN §5.1): while ``run`` = 0, configuration writes to
+the ``sram`` window store one word each (word address = window offset). With ``run`` = 1 every
+unstalled cycle c reads word address ``data_in[0]``; ``data_out[0]`` shows it with
+``valid_out[0]`` in unstalled cycle c+1. The controllers' streams are ignored in ROM mode.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal, Cat, Const, Mux
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..arch import PUBParams, _clog2
+from ..controller import ControllerLayout
+from ..regmap import RegisterMap, CONFIG_DATA_WIDTH
+from .aggregator import Aggregator
+from .control import (BlockConfig, CycleCounter, add_controllers, chain_output,
+                      connect_config, tile_match)
+from .sram import WideSRAM
+from .transpose_buffer import TransposeBuffer
+
+__all__ = ["PhysicalUnifiedBuffer", "pub_layouts", "pub_regmap", "PUB_STATUS"]
+
+PUB_STATUS = ("error", "cycle_count")
+
+
+def pub_layouts(params: PUBParams) -> dict[str, ControllerLayout]:
+    """The controllers of a PUB, in register-map order, with their address-generator widths."""
+    sram = params.sram_addr_width + params.chain_bits
+    c = params.controller
+    out = {}
+    for p in range(params.input_ports):
+        out[f"in2agg_{p}"] = ControllerLayout(f"in2agg_{p}", {"agg": _clog2(params.agg_words)}, c)
+    for p in range(params.input_ports):
+        out[f"agg2sram_{p}"] = ControllerLayout(
+            f"agg2sram_{p}", {"agg": _clog2(params.agg_depth), "sram": sram}, c)
+    for q in range(params.output_ports):
+        out[f"sram2tb_{q}"] = ControllerLayout(
+            f"sram2tb_{q}", {"sram": sram, "tb": _clog2(params.tb_depth)}, c)
+    for q in range(params.output_ports):
+        out[f"tb2out_{q}"] = ControllerLayout(f"tb2out_{q}", {"tb": _clog2(params.tb_words)}, c)
+    return out
+
+
+def _aligned(n: int, size: int) -> int:
+    return -(-n // size) * size
+
+
+def pub_regmap(params: PUBParams) -> RegisterMap:
+    """The PUB's configuration space (DESIGN §2: the compiler reads this same object)."""
+    rm = RegisterMap("pub")
+    rm.add("mode", 1, doc="0: unified buffer, 1: ROM (lookup table read at data_in[0])")
+    rm.add("chain_en", 1, doc="chaining on: SRAM accesses only when the address's high bits "
+                              "equal tile_id; unowned outputs pass chain_in through")
+    rm.add("tile_id", params.chain_bits, doc="this tile's ID in a chain")
+    for layout in pub_layouts(params).values():
+        layout.add_registers(rm)
+    rm.add("error", 1, doc="read-only status: sticky SRAM port conflict; write 1 to clear")
+    rm.add("cycle_count", params.controller.cycle_width,
+           doc="read-only status: unstalled cycles since run went high")
+    size = params.capacity_words
+    rm.add_window("sram", _aligned(len(rm.registers), size), size, params.word_width,
+                  doc="SRAM contents, one word per address (writes only, while run = 0)")
+    return rm
+
+
+class PhysicalUnifiedBuffer(wiring.Component):
+    """One PUB tile (thesis Fig. 6.4a): ports ``data_in[P]``, ``data_out[Q]``/``valid_out[Q]``,
+    ``chain_in_data[Q]``/``chain_in_valid[Q]``, ``run``, ``stall``, ``cycle_count``, ``error``
+    and the config bus ``cfg_addr``/``cfg_wdata``/``cfg_we``/``cfg_rdata``."""
+
+    def __init__(self, params: PUBParams = PUBParams()):
+        self.params = params
+        self.layouts = pub_layouts(params)
+        self.regmap = pub_regmap(params)
+        super().__init__(self.signature_for(params))
+
+    @staticmethod
+    def signature_for(params: PUBParams) -> wiring.Signature:
+        """The PUB's ports for ``params`` (also used to instantiate generated PUB Verilog)."""
+        w, P, Q = params.word_width, params.input_ports, params.output_ports
+        return wiring.Signature({
+            "run": In(1), "stall": In(1),
+            "data_in": In(w).array(P),
+            "data_out": Out(w).array(Q), "valid_out": Out(1).array(Q),
+            "chain_in_data": In(w).array(Q), "chain_in_valid": In(1).array(Q),
+            "cycle_count": Out(params.controller.cycle_width), "error": Out(1),
+            "cfg_addr": In(pub_regmap(params).addr_width), "cfg_wdata": In(CONFIG_DATA_WIDTH),
+            "cfg_we": In(1), "cfg_rdata": Out(CONFIG_DATA_WIDTH),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        prm = self.params
+        m.submodules.config = cfg = BlockConfig(self.regmap, PUB_STATUS)
+        connect_config(m, self, cfg)
+        m.submodules.counter = counter = CycleCounter(prm.controller.cycle_width)
+        m.d.comb += [counter.run.eq(self.run), counter.stall.eq(self.stall),
+                     self.cycle_count.eq(counter.count),
+                     cfg.status_in("cycle_count").eq(counter.count)]
+        ub_mode = cfg.fields["mode"] == 0
+        ctl, fire = add_controllers(m, self.layouts, cfg.fields, counter, enable=ub_mode)
+        m.submodules.sram = sram = WideSRAM(prm.word_width, prm.fetch_width, prm.sram_depth)
+
+        def match(addr):
+            return tile_match(addr, prm.sram_addr_width, cfg.fields["chain_en"],
+                              cfg.fields["tile_id"])
+
+        writes = [self._input_side(m, p, ctl, fire, match) for p in range(prm.input_ports)]
+        outputs = [self._output_side(m, q, ctl, fire, match, counter, sram)
+                   for q in range(prm.output_ports)]
+        reads = [(req, addr) for _, req, addr in outputs]
+        rom = self._rom(m, counter, ub_mode, sram)
+        self._sram_port(m, sram, cfg, rom, writes, reads)
+
+        # Sticky conflict flag: two streams on the single port in one cycle.
+        reqs = [req for req, _, _ in writes] + [req for req, _ in reads]
+        conflict = Const(0)
+        for i in range(len(reqs)):
+            for j in range(i + 1, len(reqs)):
+                conflict = conflict | (reqs[i] & reqs[j])
+        error = Signal()
+        with m.If(cfg.clear_out("error")):
+            m.d.sync += error.eq(0)
+        with m.Elif(conflict):
+            m.d.sync += error.eq(1)
+        m.d.comb += [self.error.eq(error), cfg.status_in("error").eq(error)]
+
+        # tb2out (or the ROM on port 0) through the chaining output mux.
+        for q, (tb, _, _) in enumerate(outputs):
+            data, valid, owned = tb.rdata, fire[f"tb2out_{q}"], tb.rowned
+            if q == 0:
+                _, _, rom_valid, rom_data = rom
+                data = Mux(ub_mode, data, rom_data)
+                valid = Mux(ub_mode, valid, rom_valid)
+                owned = Mux(ub_mode, owned, 1)
+            chain_output(m, chain_en=cfg.fields["chain_en"], fire=valid, owned=owned,
+                         data=data, chain_in_data=self.chain_in_data[q],
+                         chain_in_valid=self.chain_in_valid[q],
+                         data_out=self.data_out[q], valid_out=self.valid_out[q])
+        return m
+
+    def _input_side(self, m, p, ctl, fire, match):
+        """in2agg fills AGG p; agg2sram empties it. Returns its SRAM write request."""
+        prm = self.params
+        m.submodules[f"agg_{p}"] = agg = Aggregator(prm.word_width, prm.fetch_width,
+                                                     prm.agg_depth)
+        a, s = ctl[f"in2agg_{p}"], ctl[f"agg2sram_{p}"]
+        m.d.comb += [agg.we.eq(fire[f"in2agg_{p}"]), agg.waddr.eq(a.addr("agg")),
+                     agg.wdata.eq(self.data_in[p]), agg.raddr.eq(s.addr("agg"))]
+        req = Signal(name=f"sram_write_{p}")
+        m.d.comb += req.eq(fire[f"agg2sram_{p}"] & match(s.addr("sram")))
+        return req, s.addr("sram"), agg.rdata
+
+    def _output_side(self, m, q, ctl, fire, match, counter, sram):
+        """sram2tb reads the SRAM; the word lands in TB q at the end of the next unstalled
+        cycle (held across stalls by the SRAM's read enable). tb2out reads the TB."""
+        prm = self.params
+        m.submodules[f"tb_{q}"] = tb = TransposeBuffer(prm.word_width, prm.fetch_width,
+                                                        prm.tb_depth)
+        r = ctl[f"sram2tb_{q}"]
+        owned = Signal(name=f"sram_read_{q}_owned")
+        req = Signal(name=f"sram_read_{q}")
+        m.d.comb += [owned.eq(match(r.addr("sram"))), req.eq(fire[f"sram2tb_{q}"] & owned)]
+        pend = Signal(name=f"tb_{q}_pending")
+        pend_slot = Signal.like(tb.waddr, name=f"tb_{q}_pending_slot")
+        pend_owned = Signal(name=f"tb_{q}_pending_owned")
+        with m.If(counter.restart):
+            m.d.sync += pend.eq(0)
+        with m.Elif(counter.tick):
+            m.d.sync += [pend.eq(fire[f"sram2tb_{q}"]), pend_slot.eq(r.addr("tb")),
+                         pend_owned.eq(owned)]
+        m.d.comb += [tb.we.eq(counter.tick & pend), tb.waddr.eq(pend_slot),
+                     tb.wdata.eq(sram.rdata), tb.wowned.eq(pend_owned),
+                     tb.raddr.eq(ctl[f"tb2out_{q}"].addr("tb"))]
+        return tb, req, r.addr("sram")
+
+    def _rom(self, m, counter, ub_mode, sram):
+        """ROM mode: read word ``data_in[0]`` every unstalled cycle; the word is valid in the
+        next one. Returns ``(read, word address, valid, data)``."""
+        prm = self.params
+        lane_bits = (prm.fetch_width - 1).bit_length()
+        read, valid, lane = Signal(), Signal(), Signal(max(1, lane_bits))
+        addr = self.data_in[0]
+        m.d.comb += read.eq(counter.tick & ~ub_mode)
+        with m.If(counter.restart):
+            m.d.sync += valid.eq(0)
+        with m.Elif(counter.tick):
+            m.d.sync += [valid.eq(~ub_mode), lane.eq(addr[:lane_bits])]
+        return read, addr, counter.tick & valid, sram.rdata.word_select(lane, prm.word_width)
+
+    def _sram_port(self, m, sram, cfg, rom, writes, reads):
+        """The single SRAM port: configuration window (run = 0), ROM read, then the streams
+        (a conflict between streams is an error, see above; the first one wins)."""
+        prm = self.params
+        fw, w, saw = prm.fetch_width, prm.word_width, prm.sram_addr_width
+        lane_bits = (fw - 1).bit_length()
+        rom_read, rom_addr, _, _ = rom
+        with m.If(cfg.win_we & ~self.run):
+            m.d.comb += [sram.addr.eq(cfg.win_addr[lane_bits:]),
+                         sram.we.eq(Const(1, fw) << cfg.win_addr[:lane_bits]),
+                         sram.wdata.eq(Cat(cfg.cfg_wdata[:w] for _ in range(fw)))]
+        with m.Elif(rom_read):
+            m.d.comb += [sram.addr.eq(rom_addr[lane_bits:]), sram.re.eq(1)]
+        for req, addr, data in writes:
+            with m.Elif(req):
+                m.d.comb += [sram.addr.eq(addr[:saw]), sram.we.eq((1 << fw) - 1),
+                             sram.wdata.eq(data)]
+        for req, addr in reads:
+            with m.Elif(req):
+                m.d.comb += [sram.addr.eq(addr[:saw]), sram.re.eq(1)]
