@@ -65,7 +65,8 @@ class RegisterMap:
 
     @property
     def addr_width(self) -> int:
-        top = max([len(self.registers)] + [w.offset + w.size for w in self.windows])
+        top = max([1] + [r.offset + 1 for r in self.registers]
+                  + [w.offset + w.size for w in self.windows])
         return max(1, (top - 1).bit_length())
 
     def writes(self, values: dict[str, int]) -> list[tuple[int, int]]:

@@ -1,0 +1,152 @@
+"""Switch box, connection box and pipeline register (Amaranth simulator)."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from amaranth.sim import Simulator
+
+from tests.gateware import run_testbench
+from ubgen.interconnect import SIDES, SwitchBox, SwitchBoxSpec, ConnectionBox, \
+    ConnectionBoxSpec, track_map
+from ubgen.interconnect.switch_box import OPPOSITE, TOPOLOGIES
+
+# The literature's turn formulas (Wilton 1997; Masud & Wilton 1999), written independently of
+# the implementation's table: (from, to) -> f(t, W), taken mod W.
+REFERENCE_TURNS = {
+    "wilton": {("W", "S"): lambda t, w: w - t, ("S", "W"): lambda t, w: w - t,
+               ("S", "E"): lambda t, w: t + 1, ("E", "S"): lambda t, w: t - 1,
+               ("E", "N"): lambda t, w: 2 * w - 2 - t, ("N", "E"): lambda t, w: 2 * w - 2 - t,
+               ("N", "W"): lambda t, w: t + 1, ("W", "N"): lambda t, w: t - 1},
+    "imran": {("W", "N"): lambda t, w: w - t, ("N", "W"): lambda t, w: w - t,
+              ("N", "E"): lambda t, w: t + 1, ("E", "N"): lambda t, w: t - 1,
+              ("S", "E"): lambda t, w: w - t - 2, ("E", "S"): lambda t, w: w - t - 2,
+              ("W", "S"): lambda t, w: t - 1, ("S", "W"): lambda t, w: t + 1},
+}
+
+
+@pytest.mark.parametrize("topology", TOPOLOGIES)
+@pytest.mark.parametrize("w", [1, 2, 3, 5, 8])
+def test_track_map_matches_literature(topology, w):
+    for a, b in itertools.permutations(SIDES, 2):
+        image = [track_map(topology, w, a, t, b) for t in range(w)]
+        assert sorted(image) == list(range(w)), (a, b, image)      # a bijection
+        for t in range(w):
+            if topology == "disjoint" or OPPOSITE[a] == b:
+                want = t
+            else:
+                want = REFERENCE_TURNS[topology][(a, b)](t, w) % w
+            assert image[t] == want, (topology, a, b, t)
+            assert track_map(topology, w, b, image[t], a) == t      # the reverse is the inverse
+
+
+def test_wilton_turn_loop_changes_domain():
+    # A net turning W->S->E->N->W around four switch boxes comes back on another track in a
+    # Wilton box (t - 2 mod W), on the same one in a disjoint box.
+    w = 5
+    for t in range(w):
+        x = t
+        for a, b in (("W", "S"), ("S", "E"), ("E", "N"), ("N", "W")):
+            x = track_map("wilton", w, OPPOSITE[a], x, b)
+        y = t
+        for a, b in (("W", "S"), ("S", "E"), ("E", "N"), ("N", "W")):
+            y = track_map("disjoint", w, OPPOSITE[a], y, b)
+        assert y == t
+        assert x != t
+
+
+def test_bad_topology():
+    with pytest.raises(ValueError, match="unknown switch-box topology"):
+        SwitchBoxSpec(width=16, tracks=5, topology="benes")
+
+
+def _value(i: int, width: int) -> int:
+    return (0x1111 * (i + 1) + 7 * i) & ((1 << width) - 1)
+
+
+@pytest.mark.parametrize("topology", TOPOLOGIES)
+def test_switch_box_mux_every_select(topology):
+    spec = SwitchBoxSpec(width=16, tracks=3, topology=topology, core_outputs=("res", "res2"),
+                         pipeline=True)
+    dut = SwitchBox(spec)
+    inputs = {(s, t): getattr(dut, f"in_{s}_{t}") for s in SIDES for t in range(3)}
+    values = {}
+
+    async def bench(ctx):
+        for k, (key, sig) in enumerate(inputs.items()):
+            values[key] = _value(k, 16)
+            ctx.set(sig, values[key])
+        for k, p in enumerate(spec.core_outputs):
+            values[p] = _value(100 + k, 16)
+            ctx.set(getattr(dut, f"core_{p}"), values[p])
+        assert len(set(values.values())) == len(values)
+        for s, t in spec.outputs():
+            srcs = spec.mux_inputs(s, t)
+            assert len(srcs) == 3 + 2
+            for i, src in enumerate(srcs):
+                ctx.set(getattr(dut, f"sel_{s}_{t}"), i)
+                want = values[(src.side, src.track)] if src.kind == "track" else values[src.port]
+                if src.kind == "track":
+                    assert src.side != s
+                    # the topology's definition, from the input's point of view
+                    assert track_map(topology, 3, src.side, src.track, s) == t
+                assert ctx.get(getattr(dut, f"out_{s}_{t}")) == want, (s, t, i, src)
+
+    run_testbench(dut, bench)
+
+
+def test_switch_box_pipeline_register_and_stall():
+    spec = SwitchBoxSpec(width=16, tracks=2, topology="wilton", core_outputs=("res",))
+    dut = SwitchBox(spec)
+    core_sel = len(spec.mux_inputs("E", 1)) - 1        # the core output
+
+    async def bench(ctx):
+        ctx.set(dut.sel_E_1, core_sel)
+        ctx.set(dut.core_res, 0x1234)
+        assert ctx.get(dut.out_E_1) == 0x1234           # bypass: combinational
+        ctx.set(dut.pipe_E_1, 1)
+        await ctx.tick()
+        assert ctx.get(dut.out_E_1) == 0x1234           # registered the cycle before
+        ctx.set(dut.core_res, 0x5678)
+        assert ctx.get(dut.out_E_1) == 0x1234           # not yet
+        await ctx.tick()
+        assert ctx.get(dut.out_E_1) == 0x5678           # one cycle of latency
+        ctx.set(dut.stall, 1)
+        ctx.set(dut.core_res, 0x9abc)
+        for _ in range(3):
+            await ctx.tick()
+            assert ctx.get(dut.out_E_1) == 0x5678       # frozen while stalled
+        ctx.set(dut.stall, 0)
+        await ctx.tick()
+        assert ctx.get(dut.out_E_1) == 0x9abc
+        ctx.set(dut.pipe_E_1, 0)
+        ctx.set(dut.core_res, 0x0042)
+        assert ctx.get(dut.out_E_1) == 0x0042
+
+    run_testbench(dut, bench)
+
+
+def test_switch_box_without_pipeline_has_no_pipe_registers():
+    spec = SwitchBoxSpec(width=1, tracks=2, topology="disjoint", pipeline=False)
+    assert all(not name.endswith("_pipe") for name, *_ in spec.registers())
+    assert "pipe_N_0" not in SwitchBox(spec).signature.members
+
+
+def test_connection_box():
+    spec = ConnectionBoxSpec(port="data0", width=16, tracks=3)
+    dut = ConnectionBox(spec)
+
+    async def bench(ctx):
+        values = {}
+        for k, (s, t) in enumerate((s, t) for s in SIDES for t in range(3)):
+            values[s, t] = _value(k, 16)
+            ctx.set(getattr(dut, f"in_{s}_{t}"), values[s, t])
+        assert ctx.get(dut.out) == 0                    # reset select: constant 0
+        for sel in range(1, 1 + 4 * 3):
+            ctx.set(dut.sel, sel)
+            side, track = SIDES[(sel - 1) // 3], (sel - 1) % 3   # documented encoding
+            assert ctx.get(dut.out) == values[side, track]
+
+    sim = Simulator(dut)              # purely combinational: no clock
+    sim.add_testbench(bench)
+    sim.run()

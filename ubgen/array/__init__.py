@@ -1,0 +1,55 @@
+"""The CGRA array: tiles, interconnect wiring, routing graph and register-map exports
+(DESIGN §5.3)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from amaranth.back import verilog
+
+from ..arch import Arch, load_arch
+from .layout import KINDS, ArrayLayout
+from .tile import Tile
+
+ARRAY_MODULE = "cgra_array"
+
+
+def tile_module(kind: str) -> str:
+    return f"cgra_{kind}_tile"
+
+
+def write_verilog(arch: Arch | str, out_dir: str | Path, cores=None) -> list[Path]:
+    """Write the array's Verilog: one module per tile kind (``cgra_<kind>_tile.v``) and the array
+    (``cgra_array.v``) instantiating them. Returns the written files (all are sources).
+
+    Files are written to a temporary name first, so a failure leaves no partial output; a file
+    whose content did not change is left untouched (incremental Verilator builds).
+    """
+    from .cgra import CGRA
+    arch = load_arch(arch) if isinstance(arch, (str, Path)) else arch
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    lay = ArrayLayout(arch, cores)
+    texts = {}
+    for kind in KINDS:
+        tile = Tile(lay.specs[kind], lay.cores[kind](arch))
+        texts[f"{tile_module(kind)}.v"] = verilog.convert(tile, name=tile_module(kind),
+                                                          emit_src=False)
+    top = CGRA(arch, cores, tile_modules={k: tile_module(k) for k in KINDS})
+    texts[f"{ARRAY_MODULE}.v"] = verilog.convert(top, name=ARRAY_MODULE, emit_src=False)
+    return write_texts(out, texts)
+
+
+def write_texts(out: Path, texts: dict[str, str]) -> list[Path]:
+    """Write ``{file name: text}`` into ``out``: all to temporary names first, then renamed (a
+    failure leaves no partial output); files whose content is unchanged are not touched."""
+    pending = []
+    for name, text in texts.items():
+        dst = out / name
+        if dst.exists() and dst.read_text() == text:
+            continue
+        tmp = out / (name + ".tmp")
+        tmp.write_text(text)
+        pending.append((tmp, dst))
+    for tmp, dst in pending:
+        tmp.replace(dst)
+    return [out / name for name in texts]

@@ -1,0 +1,213 @@
+"""A CGRA tile: core + connection boxes + switch boxes + the tile's configuration decoder
+(DESIGN §5.3, paper Fig. 11, thesis §7.1 Fig. 7.2).
+
+A tile has one switch box per network (the word-wide data network and the 1-bit network),
+one connection box per routed core input (``in_<port>``), and its core (PE, MEM or IO). Core
+outputs (``out_<port>``) feed the switch-box muxes of their network. The tile's register map
+is the core's register map (offsets ``0 .. core_span-1``, windows included) followed by the
+interconnect's (switch-box selects and pipeline enables, connection-box selects), see
+:meth:`TileSpec.regmap`.
+
+Tile ports (``<w>`` = network width, ``<s>`` = side N/E/S/W, ``<t>`` = track):
+``sb<w>_in_<s>_<t>`` (from the neighbour on side ``s``), ``sb<w>_out_<s>_<t>`` (to it),
+``cfg`` (tile-local config bus, 16-bit word address, combinational ``rdata``), ``run``,
+``stall``, and when the core has them ``error`` and ``glb``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from amaranth.hdl import Module, Mux
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..config import ConfigRegisters, config_bus_signature
+from ..regmap import Register, RegisterMap
+from ..interconnect import SIDES, SwitchBoxSpec, SwitchBox, ConnectionBoxSpec, ConnectionBox
+
+TILE_ADDR_WIDTH = 16     # tile-local register offset bits of the global config address
+
+
+@dataclass(frozen=True)
+class TileSpec:
+    """Everything the RTL, the register map and the routing graph need to know of a tile kind."""
+    kind: str                                   # "io" | "pe" | "mem"
+    ports: dict                                 # the core's PORTS: name -> (direction, width)
+    core_regmap: RegisterMap = field(compare=False)
+    tracks: int = 5
+    topology: str = "wilton"
+    pipeline: bool = True
+    word_width: int = 16
+
+    @classmethod
+    def for_core(cls, kind: str, core, arch) -> "TileSpec":
+        a = arch.array
+        spec = cls(kind=kind, ports=dict(core.PORTS), core_regmap=core.regmap,
+                   tracks=a.tracks, topology=a.switch_box, pipeline=a.pipeline_registers,
+                   word_width=arch.pub.word_width)
+        for name, (direction, width) in spec.ports.items():
+            if direction not in ("in", "out"):
+                raise ValueError(f"{kind} core port {name}: direction must be in/out")
+            if width not in spec.widths:
+                raise ValueError(f"{kind} core port {name}: width {width} is not a network "
+                                 f"width {spec.widths}")
+        return spec
+
+    @property
+    def widths(self) -> tuple[int, int]:
+        return (self.word_width, 1)
+
+    def inputs(self, width: int | None = None) -> list[str]:
+        return [p for p, (d, w) in self.ports.items() if d == "in" and width in (None, w)]
+
+    def outputs(self, width: int | None = None) -> list[str]:
+        return [p for p, (d, w) in self.ports.items() if d == "out" and width in (None, w)]
+
+    @cached_property
+    def sbs(self) -> dict[int, SwitchBoxSpec]:
+        return {w: SwitchBoxSpec(width=w, tracks=self.tracks, topology=self.topology,
+                                 core_outputs=tuple(self.outputs(w)), pipeline=self.pipeline)
+                for w in self.widths}
+
+    @cached_property
+    def cbs(self) -> dict[str, ConnectionBoxSpec]:
+        return {p: ConnectionBoxSpec(port=p, width=self.ports[p][1], tracks=self.tracks)
+                for p in self.inputs()}
+
+    @cached_property
+    def core_span(self) -> int:
+        """Offsets taken by the core (registers and windows); the interconnect follows."""
+        rm = self.core_regmap
+        return max([len(rm.registers)] + [w.offset + w.size for w in rm.windows])
+
+    @cached_property
+    def interconnect_regmap(self) -> RegisterMap:
+        rm = RegisterMap(f"{self.kind}_interconnect")
+        for w in self.widths:
+            for reg in self.sbs[w].registers():
+                rm.add(*reg)
+        for cb in self.cbs.values():
+            for reg in cb.registers():
+                rm.add(*reg)
+        return rm
+
+    @cached_property
+    def regmap(self) -> RegisterMap:
+        """The tile's register map: the core's, then the interconnect's at ``core_span``."""
+        rm = RegisterMap(f"{self.kind}_tile")
+        rm.registers = list(self.core_regmap.registers) + [
+            Register(r.name, r.width, r.offset + self.core_span, r.reset, r.doc)
+            for r in self.interconnect_regmap.registers]
+        rm.windows = list(self.core_regmap.windows)
+        names = [r.name for r in rm.registers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.kind} tile: a core register name clashes with an "
+                             f"interconnect register")
+        if self.core_span + len(self.interconnect_regmap.registers) > 1 << TILE_ADDR_WIDTH:
+            raise ValueError(f"{self.kind} tile: register map exceeds {TILE_ADDR_WIDTH} bits")
+        return rm
+
+
+def track_port(width: int, direction: str, side: str, track: int) -> str:
+    """Name of a tile track port, e.g. ``sb16_in_N_0``."""
+    return f"sb{width}_{direction}_{side}_{track}"
+
+
+def tile_signature_members(spec: TileSpec, core) -> dict:
+    members = {"cfg": In(config_bus_signature(TILE_ADDR_WIDTH)), "run": In(1), "stall": In(1)}
+    for w in spec.widths:
+        for s in SIDES:
+            for t in range(spec.tracks):
+                members[track_port(w, "in", s, t)] = In(w)
+                members[track_port(w, "out", s, t)] = Out(w)
+    if "error" in core.signature.members:
+        members["error"] = Out(1)
+    if "glb" in core.signature.members:
+        members["glb"] = Out(core.signature.members["glb"].signature)
+    return members
+
+
+class Tile(wiring.Component):
+    """One tile around ``core`` (an Amaranth component following the core contract)."""
+
+    def __init__(self, spec: TileSpec, core):
+        self.spec = spec
+        self.core = core
+        super().__init__(tile_signature_members(spec, core))
+
+    def elaborate(self, platform):
+        m = Module()
+        spec, core = self.spec, self.core
+        m.submodules.core = core
+        ic = m.submodules.ic_regs = ConfigRegisters(spec.interconnect_regmap)
+        f = ic.fields
+
+        # configuration decode: core offsets first, then the interconnect registers
+        base, n_ic = spec.core_span, len(spec.interconnect_regmap.registers)
+        addr = self.cfg.addr
+        to_ic = (addr >= base) & (addr < base + n_ic)
+        to_core = addr < base
+        core_aw = len(core.cfg.addr)
+        m.d.comb += [
+            core.cfg.addr.eq(addr[:core_aw]), core.cfg.wdata.eq(self.cfg.wdata),
+            core.cfg.we.eq(self.cfg.we & to_core),
+            ic.bus.addr.eq(addr - base), ic.bus.wdata.eq(self.cfg.wdata),
+            ic.bus.we.eq(self.cfg.we & to_ic),
+            self.cfg.rdata.eq(Mux(to_ic, ic.bus.rdata, Mux(to_core, core.cfg.rdata, 0))),
+            core.run.eq(self.run), core.stall.eq(self.stall),
+        ]
+        if "error" in self.signature.members:
+            m.d.comb += self.error.eq(core.error)
+        if "glb" in self.signature.members:
+            wiring.connect(m, wiring.flipped(self.glb), core.glb)
+
+        for w, sbspec in spec.sbs.items():
+            sb = m.submodules[f"sb{w}"] = SwitchBox(sbspec)
+            m.d.comb += sb.stall.eq(self.stall)
+            for s, t in sbspec.outputs():
+                m.d.comb += [
+                    getattr(sb, f"in_{s}_{t}").eq(getattr(self, track_port(w, "in", s, t))),
+                    getattr(self, track_port(w, "out", s, t)).eq(getattr(sb, f"out_{s}_{t}")),
+                    getattr(sb, f"sel_{s}_{t}").eq(f[sbspec.sel_reg(s, t)]),
+                ]
+                if sbspec.pipeline:
+                    m.d.comb += getattr(sb, f"pipe_{s}_{t}").eq(f[sbspec.pipe_reg(s, t)])
+            for p in sbspec.core_outputs:
+                m.d.comb += getattr(sb, f"core_{p}").eq(getattr(core, f"out_{p}"))
+
+        for p, cbspec in spec.cbs.items():
+            cb = m.submodules[f"cb_{p}"] = ConnectionBox(cbspec)
+            w = cbspec.width
+            m.d.comb += [cb.sel.eq(f[cbspec.sel_reg]), getattr(core, f"in_{p}").eq(cb.out)]
+            for s in SIDES:
+                for t in range(spec.tracks):
+                    m.d.comb += getattr(cb, f"in_{s}_{t}").eq(
+                        getattr(self, track_port(w, "in", s, t)))
+        return m
+
+
+class TileInstance(wiring.Component):
+    """A tile as an instance of its separately generated Verilog module ``module``.
+
+    Same signature as :class:`Tile`. The array uses it for Verilog output so that each tile
+    kind is generated once (fast generation, small Verilog) and so that the structural
+    combinational loops of the mesh (through bypassed switch boxes of neighbouring tiles;
+    never closed by a legal configuration) lie between modules, where the netlist checker
+    does not see them. Port names follow Amaranth's flattening (``cfg__addr``, ...).
+    """
+
+    def __init__(self, spec: TileSpec, core, module: str):
+        self.spec = spec
+        self.module = module
+        super().__init__(tile_signature_members(spec, core))
+
+    def elaborate(self, platform):
+        from amaranth.hdl import Instance, ClockSignal, ResetSignal
+        m = Module()
+        ports = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
+        for path, member, value in self.signature.flatten(self):
+            name = "__".join(str(p) for p in path)
+            ports[("i_" if member.flow == wiring.In else "o_") + name] = value
+        m.submodules.tile = Instance(self.module, **ports)
+        return m

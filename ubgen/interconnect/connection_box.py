@@ -1,0 +1,66 @@
+"""Connection box: routes one core input from the tile's incoming tracks (DESIGN §5.3,
+paper Fig. 11).
+
+One connection box per routed core input port (``in_<port>``): a mux over a constant 0
+(select 0, the reset value, so an unconfigured input reads 0) and every incoming track of all
+four sides of the port's network (select ``1 + i`` for the ``i``-th of :meth:`inputs`, sides in
+order N, E, S, W, tracks ascending). Purely combinational (latency 0).
+Register: ``cb_<port>_sel``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .switch_box import SIDES, Source, track_name
+
+
+@dataclass(frozen=True)
+class ConnectionBoxSpec:
+    """Everything that defines one connection box: RTL, register and routing-graph edges."""
+    port: str
+    width: int
+    tracks: int
+
+    def inputs(self) -> list[Source | None]:
+        """Mux inputs; index = select value; ``None`` is the constant 0."""
+        return [None] + [Source("track", side=s, track=t) for s in SIDES
+                         for t in range(self.tracks)]
+
+    @property
+    def sel_reg(self) -> str:
+        return f"cb_{self.port}_sel"
+
+    @property
+    def sel_width(self) -> int:
+        return max(1, (len(self.inputs()) - 1).bit_length())
+
+    def registers(self) -> list[tuple[str, int, int, str]]:
+        return [(self.sel_reg, self.sel_width, 0,
+                 f"connection box of in_{self.port}: 0 = constant 0, 1 + side*{self.tracks} "
+                 f"+ track = incoming track (side N=0, E=1, S=2, W=3)")]
+
+
+class ConnectionBox(wiring.Component):
+    """The RTL of a :class:`ConnectionBoxSpec`: ``in_<side>_<t>`` tracks, ``sel``, ``out``."""
+
+    def __init__(self, spec: ConnectionBoxSpec):
+        self.spec = spec
+        members = {"sel": In(spec.sel_width), "out": Out(spec.width)}
+        for s in SIDES:
+            for t in range(spec.tracks):
+                members[track_name("in", s, t)] = In(spec.width)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        with m.Switch(self.sel):
+            for i, src in enumerate(self.spec.inputs()):
+                if src is not None:
+                    with m.Case(i):
+                        m.d.comb += self.out.eq(getattr(self, track_name("in", src.side,
+                                                                          src.track)))
+        return m
