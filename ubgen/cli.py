@@ -2,7 +2,9 @@
 
     ubgen verilog --arch pub --out rtl       rtl/pub.v, rtl/dpbuf.v, rtl/{pub,dpbuf}_regmap.json
     ubgen regmap --arch pub [--block pub|dpbuf|all] [--markdown]
-    ubgen fpga --target ice40|ecp5 --design pub|dpbuf [--arch pub]
+    ubgen fpga --target ice40|ecp5 --design pub|dpbuf|pe [--arch pub]
+    ubgen graph --arch cgra_4x4 [--out F]     the array's routing-resource graph (JSON)
+    ubgen array-regmap --arch cgra_4x4        every tile register with its global address
 
 User errors (a missing or malformed constraints file, ...) print one line and exit with 2;
 no output file is written unless every output was generated.
@@ -103,14 +105,8 @@ def cmd_regmap(args) -> int:
 
 
 def cmd_fpga(args) -> int:
-    load_arch(args.arch)
-    try:
-        from .fpga import run_fpga_flow
-    except ImportError as e:
-        raise UsageError(f"the FPGA flow is not available ({e})") from None
-    report = run_fpga_flow(args.target, args.design, args.arch)
-    print(json.dumps(report, indent=2, default=str))
-    return 0
+    from .fpga import run_from_args
+    return run_from_args(args)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -137,12 +133,14 @@ def parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_regmap)
 
     f = sub.add_parser("fpga", help="Yosys + nextpnr utilization and Fmax report",
-                       description="Synthesize, place and route a block for an FPGA "
-                                   "(ubgen.fpga.run_fpga_flow).")
-    f.add_argument("--target", choices=("ice40", "ecp5"), required=True)
-    f.add_argument("--design", choices=BLOCKS, required=True)
-    f.add_argument("--arch", default="pub", help=arch_help)
+                       description="Synthesize, place and route a design for an FPGA and write "
+                                   "build/fpga/<target>_<design>/report.json (ubgen.fpga).")
+    from .fpga import add_arguments
+    add_arguments(f)
     f.set_defaults(func=cmd_fpga)
+
+    from .array.cli import register_subcommand
+    register_subcommand(sub)
     return ap
 
 

