@@ -90,9 +90,8 @@ register_design("pub", _build_pub, _STREAM_PINS + ("error",),
                 "Physical Unified Buffer: wide-fetch single-port SRAM + AGG + TB (thesis §6.1.3)")
 register_design("dpbuf", _build_dpbuf, _STREAM_PINS,
                 "dual-port SRAM + address generators, the baseline of thesis §6.1.1")
-register_design("pe", _build_pe,
-                ("run", "stall", "in_data0", "in_data1", "in_data2", "in_bit0", "in_bit1",
-                 "in_bit2", "out_res", "out_res_p"), "PE core: 16-bit ALU (DESIGN §5.2)")
+register_design("pe", _build_pe, ("run", "stall", "in_data0", "in_data1", "out_res", "out_res_p"),
+                "PE core: 16-bit ALU (DESIGN §5.2); data2 and bit inputs via the scan chain")
 
 
 @dataclass(frozen=True)

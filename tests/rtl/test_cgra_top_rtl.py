@@ -1,0 +1,177 @@
+"""cocotb + Verilator tests of ``cgra_top`` (cgra_4x4) driven over AXI4-Lite the way a host
+would (cocotbext-axi ``AxiLiteMaster``). One Verilator build runs every case of
+``sim/tb/test_cgra_top.py``.
+
+This side computes the plan: addresses from the top's address map, routes on the exported
+routing graph, controller registers from ``encode_controller``, and every expected value from
+an independent reference (``pe_reference``/``counter_next``, plain-Python arithmetic).
+"""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from sim.runner import BUILD, run_cocotb
+from tests.ubgen.array.routes import add_pipeline_registers, route
+from ubgen.arch import load_arch
+from ubgen.array.graph import path_latency, port_node, route_writes, routing_graph
+from ubgen.array.layout import ArrayLayout
+from ubgen.controller import AffineMap, ControllerConfig, encode_controller
+from ubgen.io.io_tile import GLB2F_LATENCY, F2GLB_LATENCY, io_layouts
+from ubgen.pe import Op, counter_next, pe_reference
+from ubgen.pe.pe import BIT_INPUTS, DATA_INPUTS
+from ubgen.pub.pub import PUB_STATUS
+from ubgen.top import top_module, write_verilog
+from ubgen.top.cgra_top import CONTROL, GLB_BASE, control_address, glb_address, tile_address
+
+pytestmark = pytest.mark.rtl
+
+ARCH = load_arch("cgra_4x4")
+SAMPLES = 6            # f2glb samples per PE-sweep run (COUNTER needs several)
+SAMPLE_START = 3
+
+
+class Planner:
+    def __init__(self, arch):
+        self.arch = arch
+        self.lay = ArrayLayout(arch)
+        self.g = routing_graph(self.lay)
+
+    def writes(self, tile_id: int, values: dict[str, int]) -> list[tuple[int, int]]:
+        """AXI (address, value) writes of named registers of one tile."""
+        rm = self.lay.specs[self.lay.positions()[tile_id].kind].regmap
+        return [(tile_address(tile_id, off), v) for off, v in rm.writes(values)]
+
+    def route_axi_writes(self, path) -> list[tuple[int, int]]:
+        out = []
+        for (tid, name), value in route_writes(self.g, path).items():
+            out += self.writes(tid, {name: value})
+        return out
+
+    def glb_word(self, col: int, offset: int) -> int:
+        return (col % self.arch.glb.banks) * self.arch.glb.bank_words + offset
+
+
+def every_register_values(p: Planner, rng: random.Random):
+    """Random values (masked to each register's width) for every read/write register of every
+    tile, and the read-only status registers (the MEM tiles' PUB_STATUS) with their idle value
+    0 (not running, no error)."""
+    rw, status = [], []
+    for pos in p.lay.positions():
+        ro = set(PUB_STATUS) if pos.kind == "mem" else set()
+        for r in p.lay.specs[pos.kind].regmap.registers:
+            addr = tile_address(pos.tile_id, r.offset)
+            if r.name in ro:
+                status.append((addr, 0))
+            else:
+                rw.append((addr, rng.randrange(1 << r.width)))
+    return rw, status
+
+
+def illegal_addresses(p: Planner) -> list[int]:
+    g = p.arch.glb
+    n_tiles = len(p.lay.positions())
+    pe = p.lay.tile_id(1, 0)
+    span = len(p.lay.specs["pe"].regmap.registers)
+    assert not p.lay.specs["pe"].regmap.windows
+    return [len(CONTROL) * 4, 0x0FFF_FFFC, glb_address(g.banks * g.bank_words),
+            0x2000_0000, 0x4000_0000, tile_address(n_tiles, 0), tile_address(pe, span),
+            tile_address(pe, 0) + 2, 0x7FFF_FFFC]
+
+
+def pe_sweep(p: Planner, rng: random.Random) -> dict:
+    """Every PE op through the real config path: a PE with constant inputs, its res routed to
+    IO tile 0 and its res_p to IO tile 1; both IO tiles' f2glb sample SAMPLES cycles."""
+    pe = p.lay.tile_id(1, 0)
+    res_route = route(p.g, port_node(pe, "out", "res"), port_node(0, "in", "f2io_16"))
+    bit_route = route(p.g, port_node(pe, "out", "res_p"), port_node(1, "in", "f2io_1"))
+    assert path_latency(p.g, res_route) == path_latency(p.g, bit_route) == 0
+    layout = io_layouts(p.arch)["f2glb"]
+    sampler = encode_controller(ControllerConfig((SAMPLES,), AffineMap(SAMPLE_START, (1,)),
+                                                 {"addr": AffineMap(0, (1,))}), layout)
+    common = (p.route_axi_writes(res_route) + p.route_axi_writes(bit_route)
+              + p.writes(0, {**sampler, "f2glb_bit": 0}) + p.writes(1, {**sampler,
+                                                                        "f2glb_bit": 1}))
+    runs = []
+    for k, op in enumerate(op for op in Op for _ in range(2)):
+        words = [rng.choice([rng.randrange(1 << 16), 0, 1, 0x7FFF, 0x8000, 0xFFFF])
+                 for _ in range(3)]
+        bits = [rng.randrange(2) for _ in range(3)]
+        if op is Op.COUNTER:
+            words[0], bits[0] = rng.choice([2, 3, 4]), 1
+        lut, out_reg = rng.randrange(256), k % 2
+        values = {"op": int(op), "out_reg": out_reg, "lut": lut}
+        for name, x in zip(DATA_INPUTS + BIT_INPUTS, words + bits):
+            values[f"{name}_const_en"], values[f"{name}_const"] = 1, x
+        base = k * SAMPLES      # each run samples into its own GLB words
+        writes = p.writes(pe, values)
+        moved = encode_controller(ControllerConfig((SAMPLES,), AffineMap(SAMPLE_START, (1,)),
+                                                   {"addr": AffineMap(base, (1,))}), layout)
+        changed = {n: v for n, v in moved.items() if sampler[n] != v}
+        for col in (0, 1):
+            writes += p.writes(col, changed)
+        # expected: the PE output during unstalled cycle t (COUNTER counts from run's rise)
+        count, comb = 0, []
+        for t in range(SAMPLE_START + SAMPLES):
+            comb.append(pe_reference(op, *words, tuple(bits), lut=lut, count=count))
+            count = counter_next(count, words[0], tuple(bits)) if op is Op.COUNTER else 0
+        expected = []
+        for i in range(SAMPLES):
+            res, res_p = comb[SAMPLE_START + i - out_reg]
+            expected += [(p.glb_word(0, base + i), res), (p.glb_word(1, base + i), res_p)]
+        runs.append({"op": op.name, "writes": writes, "expected": expected,
+                     "done_cycle": SAMPLE_START + SAMPLES + F2GLB_LATENCY})
+    return {"common": common, "runs": runs}
+
+
+def io_stream(p: Planner, rng: random.Random) -> dict:
+    """GLB bank 0 -> IO tile 0 -> PE (MAC x*3+7, output register) -> 2 pipeline registers ->
+    IO tile 2 -> GLB bank 2, with host stalls during the run."""
+    n, src_off, dst_off = 64, 0x10, 0x20
+    pe = p.lay.tile_id(1, 1)
+    r_in = route(p.g, port_node(0, "out", "io2f_16"), port_node(pe, "in", "data0"))
+    r_out = add_pipeline_registers(
+        p.g, route(p.g, port_node(pe, "out", "res"), port_node(2, "in", "f2io_16"), avoid=r_in),
+        2)
+    latency = GLB2F_LATENCY + path_latency(p.g, r_in) + 1 + path_latency(p.g, r_out)
+    layouts = io_layouts(p.arch)
+    rd = ControllerConfig((n,), AffineMap(0, (1,)), {"addr": AffineMap(src_off, (1,))})
+    wr = ControllerConfig((n,), AffineMap(latency, (1,)), {"addr": AffineMap(dst_off, (1,))})
+    writes = (p.route_axi_writes(r_in) + p.route_axi_writes(r_out)
+              + p.writes(0, encode_controller(rd, layouts["glb2f"]))
+              + p.writes(2, encode_controller(wr, layouts["f2glb"]))
+              + p.writes(pe, {"op": int(Op.MAC), "out_reg": 1, "data1_const_en": 1,
+                              "data1_const": 3, "data2_const_en": 1, "data2_const": 7}))
+    data = [rng.randrange(1 << 16) for _ in range(n)]
+    glb_init = [(p.glb_word(0, src_off + i), x) for i, x in enumerate(data)]
+    # words around the output range, preloaded, must survive
+    guard = [(p.glb_word(2, dst_off - 1), 0x1111), (p.glb_word(2, dst_off + n), 0x2222)]
+    expected = [(p.glb_word(2, dst_off + i), (3 * x + 7) & 0xFFFF) for i, x in enumerate(data)]
+    return {"writes": writes, "glb_init": glb_init + guard, "expected": expected + guard,
+            "done_cycle": latency + n + F2GLB_LATENCY, "stalls": [(5, 7), (30, 1), (50, 12)]}
+
+
+def test_cgra_top_rtl():
+    rng = random.Random(2024)
+    p = Planner(ARCH)
+    registers, status = every_register_values(p, rng)
+    plan = {
+        "control": {r.name: control_address(r.name) for r in CONTROL},
+        "ro": [control_address(r.name) for r in CONTROL if r.access == "ro"],
+        "glb_base": GLB_BASE, "glb_words": ARCH.glb.banks * ARCH.glb.bank_words,
+        "info": ARCH.array.rows | ARCH.array.columns << 8 | ARCH.glb.banks << 16
+                | (ARCH.glb.bank_words.bit_length() - 1) << 24,
+        "registers": registers, "status": status,
+        "illegal": illegal_addresses(p),
+        "pe_sweep": pe_sweep(p, rng),
+        "stream": io_stream(p, rng),
+    }
+    build = BUILD / "cgra_top_4x4"
+    sources = write_verilog(ARCH, build / "rtl")
+    plan_path = build / "plan.json"
+    plan_path.write_text(json.dumps(plan))
+    run_cocotb(name="cgra_top_4x4", sources=sources, toplevel=top_module(ARCH),
+               test_module="sim.tb.test_cgra_top",
+               extra_env={"UBGEN_TOP_PLAN": str(plan_path)})

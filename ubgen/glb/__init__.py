@@ -1,0 +1,1 @@
+"""The global buffer (thesis §7.1)."""

@@ -1,0 +1,1 @@
+"""The IO core: streams between the global buffer and the array."""

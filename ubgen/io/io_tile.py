@@ -1,0 +1,111 @@
+"""The IO core (DESIGN §5.3, thesis §7.1 Fig. 7.1): streams between the global buffer and the
+array, on the north edge, driven by its own controllers (DESIGN §4).
+
+Two streams, each one :class:`~ubgen.controller.Controller` with one address generator
+``addr`` (a word offset in the IO tile's GLB bank, ``log2(bank_words)`` bits):
+
+* ``glb2f`` (GLB to fabric): a fire at unstalled cycle *t* reads the GLB at its address; the word
+  is on ``out_io2f_16`` during unstalled cycle *t + 1* (:data:`GLB2F_LATENCY` = 1: the GLB's
+  read latency) with ``out_io2f_1`` = 1, and the word stays on ``out_io2f_16`` until the next
+  fire's word replaces it (``out_io2f_1`` is 1 only in the cycle after a fire). Stalls between
+  the fire and its cycle keep the word held.
+* ``f2glb`` (fabric to GLB): a fire at unstalled cycle *t* writes the value on ``in_f2io_16``
+  during cycle *t* (or ``in_f2io_1`` zero-extended when ``f2glb_bit`` = 1) to the GLB at its
+  address (:data:`F2GLB_LATENCY` = 0).
+
+The core has its own unstalled-cycle counter (0 while ``run`` is 0; counts cycles with ``run``
+and not ``stall``), like every MEM and IO tile. Both streams share the tile's single GLB port:
+firing both in one cycle is a schedule error; the write wins and the sticky ``error`` output
+rises (cleared while ``run`` is 0).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal, Mux
+from amaranth.lib import wiring
+from amaranth.lib.wiring import Out
+
+from ..arch import Arch
+from ..config import ConfigRegisters
+from ..core import CFG_ADDR_WIDTH, core_members
+from ..controller import ControllerLayout
+from ..glb.global_buffer import bank_addr_width, glb_port_signature
+from ..pub.control import CycleCounter, add_controllers
+from ..regmap import RegisterMap
+
+__all__ = ["IOCore", "io_layouts", "GLB2F_LATENCY", "F2GLB_LATENCY"]
+
+GLB2F_LATENCY = 1
+F2GLB_LATENCY = 0
+
+
+def io_layouts(arch: Arch) -> dict[str, ControllerLayout]:
+    """The IO core's two controllers (for :func:`~ubgen.controller.encode_controller`)."""
+    aw = bank_addr_width(arch.glb)
+    p = arch.pub.controller
+    return {n: ControllerLayout(n, {"addr": aw}, p) for n in ("glb2f", "f2glb")}
+
+
+def io_regmap(arch: Arch) -> RegisterMap:
+    rm = RegisterMap("io")
+    for layout in io_layouts(arch).values():
+        layout.add_registers(rm)
+    rm.add("f2glb_bit", 1, doc="1: f2glb writes in_f2io_1 (zero-extended); 0: in_f2io_16")
+    return rm
+
+
+class IOCore(wiring.Component):
+    """One IO core: ``glb2f`` and ``f2glb`` controllers, a cycle counter and a GLB port."""
+
+    PORTS = {"io2f_16": ("out", 16), "io2f_1": ("out", 1),
+             "f2io_16": ("in", 16), "f2io_1": ("in", 1)}
+
+    def __init__(self, arch: Arch, cfg_addr_width: int = CFG_ADDR_WIDTH):
+        self.arch = arch
+        self.layouts = io_layouts(arch)
+        self._regmap = io_regmap(arch)
+        super().__init__(core_members(
+            self.PORTS, cfg_addr_width, error=Out(1),
+            glb=Out(glb_port_signature(bank_addr_width(arch.glb)))))
+
+    @property
+    def regmap(self) -> RegisterMap:
+        return self._regmap
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.regs = regs = ConfigRegisters(self.regmap, len(self.cfg.addr))
+        wiring.connect(m, wiring.flipped(self.cfg), regs.bus)
+        f = regs.fields
+
+        counter = m.submodules.counter = CycleCounter(self.arch.pub.controller.cycle_width)
+        m.d.comb += [counter.run.eq(self.run), counter.stall.eq(self.stall)]
+        tick = counter.tick
+
+        ctl, _ = add_controllers(m, self.layouts, f, counter)
+        rd, wr = ctl["glb2f"], ctl["f2glb"]
+
+        # one GLB port: the write stream wins a (mis-scheduled) collision
+        m.d.comb += [
+            self.glb.we.eq(wr.fire),
+            self.glb.re.eq(rd.fire & ~wr.fire),
+            self.glb.addr.eq(Mux(wr.fire, wr.addr("addr"), rd.addr("addr"))),
+            self.glb.wdata.eq(Mux(f["f2glb_bit"], self.in_f2io_1, self.in_f2io_16)),
+        ]
+        with m.If(~self.run):
+            m.d.sync += self.error.eq(0)
+        with m.Elif(rd.fire & wr.fire):
+            m.d.sync += self.error.eq(1)
+
+        # glb2f: the read issued at a fire returns one cycle later; hold it until the next one
+        fresh = Signal()            # a read was issued in the previous (wall) cycle
+        valid = Signal()            # a fire happened in the previous unstalled cycle
+        held = Signal(16)
+        m.d.sync += fresh.eq(self.glb.re)
+        with m.If(~self.run):
+            m.d.sync += valid.eq(0)
+        with m.Elif(tick):
+            m.d.sync += valid.eq(rd.fire)
+        m.d.comb += [self.out_io2f_16.eq(Mux(fresh, self.glb.rdata, held)),
+                     self.out_io2f_1.eq(valid)]
+        m.d.sync += held.eq(self.out_io2f_16)
+        return m

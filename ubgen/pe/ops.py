@@ -1,0 +1,133 @@
+"""The PE's operation set as data, and its plain-Python reference (DESIGN §5.2, thesis §7.1).
+
+:class:`Op` is the single source of truth for the op encoding: the value of each member is what
+the PE's ``op`` configuration register holds, and the compiler's backend reads it from here.
+
+:func:`pe_reference` is an independent model written from the op definitions below with Python
+integers (16-bit wraparound); the tests check the RTL against it, it is not derived from the RTL.
+
+Definitions (``a, b, c`` = data0, data1, data2 as 16-bit unsigned words; ``s(x)`` their two's
+complement value; ``bits`` = (bit0, bit1, bit2)):
+
+* 16-bit results (``res_p`` = 0 unless stated): PASS ``a`` (``res_p`` = bit0), ADD, SUB, MUL
+  (low 16 bits), MAC ``a*b + c``, SHL/LSHR/ASHR by ``b & 15``, AND, OR, XOR, SMIN, SMAX, UMIN,
+  UMAX, ABS ``|s(a)|``, ABSDIFF ``|s(a) - s(b)|``, UABSDIFF ``|a - b|`` (unsigned), SEL
+  ``bit0 ? a : b``;
+* comparisons (EQ, NE, SLT, SLE, SGT, SGE, ULT, ULE, UGT, UGE of ``a`` against ``b``): the result
+  on ``res_p``, and ``res`` = ``res_p`` zero-extended;
+* 1-bit logic: BAND ``bit0 & bit1``, BOR, BXOR, BNOT ``~bit0``, LUT3 ``lut[bit2:bit1:bit0]``
+  (``lut`` an 8-bit configuration register); ``res`` = ``res_p`` zero-extended;
+* COUNTER (a loop counter for controllers built on PEs): state ``count`` starts at 0 while the
+  array is not running; ``res = count``; ``wrap = bit0 & (count == (a - 1) mod 2**16)``;
+  ``res_p = wrap``; on every unstalled running cycle with ``bit0`` set the counter advances:
+  ``count <- 0 if wrap else count + 1``. So with ``bit0`` = 1 it counts 0..a-1 (``a = 0`` means
+  a full 16-bit period), and chaining one counter's ``res_p`` into the next one's ``bit0`` builds
+  a loop nest.
+"""
+from __future__ import annotations
+
+import enum
+
+__all__ = ["Op", "WORD_BITS", "WORD_MASK", "pe_reference", "counter_next", "OP_WIDTH"]
+
+WORD_BITS = 16
+WORD_MASK = (1 << WORD_BITS) - 1
+
+
+class Op(enum.IntEnum):
+    """PE operations; the value is the ``op`` configuration register's encoding."""
+    PASS = 0
+    ADD = 1
+    SUB = 2
+    MUL = 3
+    SHL = 4
+    LSHR = 5
+    ASHR = 6
+    AND = 7
+    OR = 8
+    XOR = 9
+    SMIN = 10
+    SMAX = 11
+    UMIN = 12
+    UMAX = 13
+    ABS = 14
+    ABSDIFF = 15
+    UABSDIFF = 16
+    SEL = 17
+    MAC = 18
+    EQ = 19
+    NE = 20
+    SLT = 21
+    SLE = 22
+    SGT = 23
+    SGE = 24
+    ULT = 25
+    ULE = 26
+    UGT = 27
+    UGE = 28
+    COUNTER = 29
+    BAND = 30
+    BOR = 31
+    BXOR = 32
+    BNOT = 33
+    LUT3 = 34
+
+    @property
+    def bit_result(self) -> bool:
+        """The op computes a 1-bit result (on ``res_p``; ``res`` is it zero-extended)."""
+        return self in _COMPARE or self in _BITLOGIC
+
+    @property
+    def stateful(self) -> bool:
+        return self is Op.COUNTER
+
+
+OP_WIDTH = int(max(Op)).bit_length()
+
+_COMPARE = {Op.EQ, Op.NE, Op.SLT, Op.SLE, Op.SGT, Op.SGE, Op.ULT, Op.ULE, Op.UGT, Op.UGE}
+_BITLOGIC = {Op.BAND, Op.BOR, Op.BXOR, Op.BNOT, Op.LUT3}
+
+
+def _s(x: int) -> int:
+    return x - (1 << WORD_BITS) if x & (1 << (WORD_BITS - 1)) else x
+
+
+def pe_reference(op: Op, a: int, b: int, c: int, bits: tuple[int, int, int] = (0, 0, 0), *,
+                 lut: int = 0, count: int = 0) -> tuple[int, int]:
+    """``(res, res_p)`` of ``op`` on words ``a, b, c`` and ``bits`` (see the module docstring).
+
+    For COUNTER, ``count`` is the counter's current state; :func:`counter_next` gives the next.
+    """
+    op = Op(op)
+    a, b, c = a & WORD_MASK, b & WORD_MASK, c & WORD_MASK
+    b0, b1, b2 = (x & 1 for x in bits)
+    if op in _COMPARE:
+        p = {Op.EQ: a == b, Op.NE: a != b, Op.SLT: _s(a) < _s(b), Op.SLE: _s(a) <= _s(b),
+             Op.SGT: _s(a) > _s(b), Op.SGE: _s(a) >= _s(b), Op.ULT: a < b, Op.ULE: a <= b,
+             Op.UGT: a > b, Op.UGE: a >= b}[op]
+        return int(p), int(p)
+    if op in _BITLOGIC:
+        p = {Op.BAND: b0 & b1, Op.BOR: b0 | b1, Op.BXOR: b0 ^ b1, Op.BNOT: 1 - b0,
+             Op.LUT3: (lut >> (b0 | b1 << 1 | b2 << 2)) & 1}[op]
+        return p, p
+    if op is Op.COUNTER:
+        wrap = int(bool(b0) and count == (a - 1) & WORD_MASK)
+        return count & WORD_MASK, wrap
+    sh = b & 15
+    res = {
+        Op.PASS: a, Op.ADD: a + b, Op.SUB: a - b, Op.MUL: a * b, Op.MAC: a * b + c,
+        Op.SHL: a << sh, Op.LSHR: a >> sh, Op.ASHR: _s(a) >> sh,
+        Op.AND: a & b, Op.OR: a | b, Op.XOR: a ^ b,
+        Op.SMIN: min(_s(a), _s(b)), Op.SMAX: max(_s(a), _s(b)), Op.UMIN: min(a, b),
+        Op.UMAX: max(a, b), Op.ABS: abs(_s(a)), Op.ABSDIFF: abs(_s(a) - _s(b)),
+        Op.UABSDIFF: abs(a - b), Op.SEL: a if b0 else b,
+    }[op]
+    return res & WORD_MASK, b0 if op is Op.PASS else 0
+
+
+def counter_next(count: int, a: int, bits: tuple[int, int, int]) -> int:
+    """The COUNTER state after one unstalled running cycle."""
+    _, wrap = pe_reference(Op.COUNTER, a, 0, 0, bits, count=count)
+    if not bits[0] & 1:
+        return count
+    return 0 if wrap else (count + 1) & WORD_MASK

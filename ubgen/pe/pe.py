@@ -1,0 +1,113 @@
+"""The processing element core (DESIGN §5.2, thesis §7.1 / Fig. 7.2, paper Fig. 11).
+
+A 16-bit ALU (:class:`~ubgen.pe.alu.ALU`) configured with one :class:`~ubgen.pe.ops.Op` per
+application. Every data input (``data0..2``) and bit input (``bit0..2``) is either routed (from
+its connection box) or a constant held in a configuration register. An optional output register
+(``out_reg`` = 1) gives the PE latency 1 instead of 0; the scheduler reads that latency from
+:meth:`PE.latency`. The output register and the COUNTER state freeze while ``stall`` is high;
+the COUNTER state is 0 while ``run`` is low. Configuration registers never stall.
+
+Config port ``cfg``: the local register offset (``cfg_addr_width`` bits, default 16, decoded in
+full so no offset outside :attr:`PE.regmap` aliases a register), ``wdata``, ``we`` and a
+combinational ``rdata`` (0 for offsets that are not registers).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal, Mux
+from amaranth.lib import wiring
+
+from ..arch import Arch
+from ..config import ConfigRegisters
+from ..core import CFG_ADDR_WIDTH, core_members
+from ..regmap import RegisterMap
+from .alu import ALU
+from .ops import Op, OP_WIDTH, WORD_BITS
+
+__all__ = ["PE", "pe_regmap", "CFG_ADDR_WIDTH"]
+
+DATA_INPUTS = ("data0", "data1", "data2")
+BIT_INPUTS = ("bit0", "bit1", "bit2")
+
+
+def pe_regmap(output_register: bool = True) -> RegisterMap:
+    """The PE core's configuration registers."""
+    rm = RegisterMap("pe")
+    rm.add("op", OP_WIDTH, doc="ALU operation (ubgen.pe.ops.Op value)")
+    if output_register:
+        rm.add("out_reg", 1, doc="1: register res/res_p (latency 1); 0: combinational")
+    for name in DATA_INPUTS:
+        rm.add(f"{name}_const_en", 1, doc=f"1: {name} is {name}_const; 0: routed in_{name}")
+        rm.add(f"{name}_const", WORD_BITS, doc=f"constant value of {name}")
+    for name in BIT_INPUTS:
+        rm.add(f"{name}_const_en", 1, doc=f"1: {name} is {name}_const; 0: routed in_{name}")
+        rm.add(f"{name}_const", 1, doc=f"constant value of {name}")
+    rm.add("lut", 8, doc="LUT3 truth table indexed by {bit2, bit1, bit0}")
+    return rm
+
+
+class PE(wiring.Component):
+    """One PE core: ALU + input constants + optional output register + COUNTER state.
+
+    ``arch.array.pe_output_register`` (default True, or the ``output_register`` argument)
+    includes the configurable output register in the hardware; without it the PE is always
+    combinational (latency 0).
+    """
+
+    PORTS = {"data0": ("in", 16), "data1": ("in", 16), "data2": ("in", 16),
+             "bit0": ("in", 1), "bit1": ("in", 1), "bit2": ("in", 1),
+             "res": ("out", 16), "res_p": ("out", 1)}
+
+    def __init__(self, arch: Arch | None = None, *, output_register: bool | None = None,
+                 cfg_addr_width: int = CFG_ADDR_WIDTH):
+        if output_register is None:
+            output_register = arch.array.pe_output_register if arch is not None else True
+        self.output_register = output_register
+        self._regmap = pe_regmap(output_register)
+        super().__init__(core_members(self.PORTS, cfg_addr_width))
+
+    @property
+    def regmap(self) -> RegisterMap:
+        return self._regmap
+
+    @staticmethod
+    def latency(config: dict[str, int]) -> int:
+        """Cycles from inputs to ``res``/``res_p`` for a register configuration."""
+        return int(config.get("out_reg", 0))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.regs = regs = ConfigRegisters(self.regmap, len(self.cfg.addr))
+        wiring.connect(m, wiring.flipped(self.cfg), regs.bus)
+        f = regs.fields
+        m.submodules.alu = alu = ALU()
+
+        def operand(name):
+            return Mux(f[f"{name}_const_en"], f[f"{name}_const"], getattr(self, f"in_{name}"))
+
+        m.d.comb += [
+            alu.op.eq(f["op"]), alu.lut.eq(f["lut"]),
+            alu.a.eq(operand("data0")), alu.b.eq(operand("data1")), alu.c.eq(operand("data2")),
+        ]
+        for i, name in enumerate(BIT_INPUTS):
+            m.d.comb += alu.bits[i].eq(operand(name))
+
+        # COUNTER state (ubgen.pe.ops): advances on unstalled running cycles with bit0 set.
+        count = Signal(WORD_BITS)
+        m.d.comb += alu.count.eq(count)
+        with m.If(~self.run):
+            m.d.sync += count.eq(0)
+        with m.Elif(~self.stall & (f["op"] == Op.COUNTER) & alu.bits[0]):
+            m.d.sync += count.eq(Mux(alu.res_p, 0, count + 1))
+
+        if self.output_register:
+            res_q = Signal(WORD_BITS)
+            res_p_q = Signal()
+            with m.If(~self.stall):
+                m.d.sync += [res_q.eq(alu.res), res_p_q.eq(alu.res_p)]
+            with m.If(f["out_reg"]):
+                m.d.comb += [self.out_res.eq(res_q), self.out_res_p.eq(res_p_q)]
+            with m.Else():
+                m.d.comb += [self.out_res.eq(alu.res), self.out_res_p.eq(alu.res_p)]
+        else:
+            m.d.comb += [self.out_res.eq(alu.res), self.out_res_p.eq(alu.res_p)]
+        return m
