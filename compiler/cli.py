@@ -147,6 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write Program, PolyProgram, Schedules, UnifiedBuffers (JSON + ISL)")
     s.add_argument("--plot", metavar="FILE", help="draw the schedule reservation table (PNG)")
     s.set_defaults(func=cmd_schedule)
+    from .cli_map import add_map_subcommand
+    add_map_subcommand(sub)
     return p
 
 

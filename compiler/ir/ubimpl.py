@@ -1,0 +1,119 @@
+"""UBImpl: the unified buffer implementation (thesis §5.7; DESIGN §3 "buffer mapping").
+
+The physical blocks one unified buffer maps to, and how they connect to its logical ports. It
+is a stream graph: every node is a stream of values over unstalled cycles, named
+
+* after a logical input port (the data arriving at the buffer, at the port's write cycles);
+* after the output of a :class:`ShiftRegister` (its source delayed by ``delay`` cycles; 0 is a
+  wire), which the shift-register and port-sharing passes name after the port they serve;
+* after an output of a :class:`PUBBlock` (``PUBBlock.outputs[q]`` is ``data_out[q]``).
+
+``connections[port]`` is the node each logical output port reads at its scheduled cycles.
+Each PUB block carries the affine :class:`~ubgen.controller.ControllerConfig` of all its
+controllers; :meth:`PUBBlock.registers` encodes them with ``ubgen.controller.encode_controller``
+(the only encoder) and checks every value against the PUB's exported register map.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ubgen.arch import PUBParams
+from ubgen.controller import ControllerConfig, EncodeError, encode_controller
+from ubgen.pub import pub_layouts, pub_regmap
+
+
+class RegisterWidthError(ValueError):
+    """A configuration value does not fit its register (names the buffer)."""
+
+
+@dataclass
+class ShiftRegister:
+    """``dst(t) = src(t - delay)``: a chain of ``delay`` pipeline registers (0: a wire)."""
+    src: str
+    dst: str
+    delay: int
+
+    def to_dict(self) -> dict:
+        return {"src": self.src, "dst": self.dst, "delay": self.delay}
+
+
+@dataclass
+class PUBBlock:
+    """One physical unified buffer (thesis Fig. 6.4), or a chain of ``tiles`` identical ones
+    (paper Fig. 10: same controllers, ``tile_id`` 0..tiles-1, outputs passed down the chain)."""
+    name: str
+    buffer: str
+    inputs: list[str]                      # node feeding data_in[p]
+    outputs: list[str]                     # node names of data_out[q]
+    configs: dict[str, ControllerConfig]
+    tiles: int = 1
+    capacity_words: int = 0                # circular capacity (live words, power of two)
+    sram_words: int = 0                    # words of SRAM actually addressed
+
+    def registers(self, params: PUBParams) -> list[dict[str, int]]:
+        """Register values of every tile (one dict per tile, register-map names)."""
+        layouts = pub_layouts(params)
+        base: dict[str, int] = {"mode": 0, "chain_en": int(self.tiles > 1)}
+        for name, layout in layouts.items():
+            cfg = self.configs.get(name, ControllerConfig.disabled())
+            try:
+                base.update(encode_controller(cfg, layout))
+            except EncodeError as e:
+                raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
+        rm = pub_regmap(params)
+        out = []
+        for t in range(self.tiles):
+            regs = dict(base, tile_id=t)
+            try:
+                rm.writes(regs)
+            except ValueError as e:
+                raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
+            out.append(regs)
+        return out
+
+    def to_dict(self) -> dict:
+        def cfg(c: ControllerConfig) -> dict:
+            return {"extents": list(c.extents),
+                    "schedule": {"start": c.schedule.start, "strides": list(c.schedule.strides)},
+                    "addresses": {k: {"start": a.start, "strides": list(a.strides)}
+                                  for k, a in c.addresses.items()}}
+        return {"name": self.name, "inputs": self.inputs, "outputs": self.outputs,
+                "tiles": self.tiles, "capacity_words": self.capacity_words,
+                "sram_words": self.sram_words,
+                "configs": {k: cfg(v) for k, v in self.configs.items() if v.extents}}
+
+
+@dataclass
+class UBImpl:
+    buffer: str
+    level: str                                         # GLB | MEM | REG (thesis §5.4)
+    inputs: list[str]
+    outputs: list[str]
+    pubs: list[PUBBlock] = field(default_factory=list)
+    shift_registers: list[ShiftRegister] = field(default_factory=list)
+    connections: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def mems(self) -> int:
+        """Physical memory tiles (chained tiles count one each)."""
+        return sum(p.tiles for p in self.pubs)
+
+    def stats(self) -> dict:
+        regs = [s for s in self.shift_registers if s.delay > 0]
+        return {"buffer": self.buffer, "level": self.level, "mems": self.mems,
+                "pub_blocks": len(self.pubs),
+                "shift_registers": len(regs), "register_delay": sum(s.delay for s in regs),
+                "wires": sum(s.delay == 0 for s in self.shift_registers),
+                "chained_tiles": sum(p.tiles for p in self.pubs if p.tiles > 1),
+                "sram_words": [p.sram_words for p in self.pubs]}
+
+    def to_dict(self) -> dict:
+        return {"buffer": self.buffer, "level": self.level, "inputs": self.inputs,
+                "outputs": self.outputs, "pubs": [p.to_dict() for p in self.pubs],
+                "shift_registers": [s.to_dict() for s in self.shift_registers],
+                "connections": self.connections, "notes": self.notes, "stats": self.stats()}
+
+    def to_json(self, **kw) -> str:
+        return json.dumps(self.to_dict(), **kw)

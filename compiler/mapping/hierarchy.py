@@ -1,0 +1,34 @@
+"""Memory hierarchy level of a unified buffer (thesis §5.4): GLB, MEM or REG.
+
+The abstraction stays level-agnostic until mapping. Buffers that exchange data with the host
+(``input``/``output`` kinds) live in the global buffer (GLB) and reach the array through IO
+streams. A buffer whose every output port is served by wires and shift registers after port
+reduction needs no memory tile and lives in registers (REG); otherwise it is mapped to memory
+tiles (MEM). A user hint (``store_in``, ``BufferDecl.level``) overrides the choice when it is
+feasible; a REG hint for a buffer that still needs memory ports is an error.
+"""
+from __future__ import annotations
+
+from .common import MappingError
+
+LEVELS = ("GLB", "MEM", "REG")
+
+
+def host_level(kind: str) -> str | None:
+    """GLB for buffers the host reads or writes, else undecided until mapping."""
+    return "GLB" if kind in ("input", "output") else None
+
+
+def select_level(buffer: str, kind: str, memory_blocks: int, hint: str | None = None) -> str:
+    if hint is not None and hint not in LEVELS:
+        raise MappingError(f"buffer {buffer}: unknown memory level {hint!r} "
+                           f"(expected one of {', '.join(LEVELS)})")
+    host = host_level(kind)
+    if host:
+        return host
+    if hint == "REG" and memory_blocks:
+        raise MappingError(f"buffer {buffer}: stored in registers but {memory_blocks} memory "
+                           f"block(s) remain after shift-register introduction")
+    if hint in ("GLB", "MEM"):
+        return hint
+    return "MEM" if memory_blocks else "REG"

@@ -1,0 +1,167 @@
+"""``map_buffer(ub, arch) -> UBImpl``: the buffer-mapping passes in order (thesis ch. 5, §5.7).
+
+1. dependence distances (:mod:`.dependence`) and the shift-register tree (:mod:`.shift_register`):
+   output ports at a constant distance from an input port become wires, register chains and
+   delay memories (a delay memory is a small unified buffer: the input port and the same stream
+   ``delay`` cycles later, thesis Fig. 5.5 **MEM**);
+2. output-port sharing (:mod:`.port_sharing`) among the remaining output ports;
+3. banking (:mod:`.banking`) of the ports that still read memory, then bank merging
+   (:mod:`.merge`) with the delay memories, up to the PUB's port counts;
+4. per memory block: linearization with circular-buffer modulo (:mod:`.linearize`), chaining by
+   capacity (:mod:`.chaining`), vectorization and AGG/SRAM/TB scheduling (:mod:`.vectorize`);
+5. the memory level (:mod:`.hierarchy`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ubgen.arch import Arch, PUBParams, load_arch
+
+from ..ir.ubimpl import PUBBlock, ShiftRegister, UBImpl
+from ..ir.ubuf import UnifiedBuffer
+from .banking import bank_buffer, choose_banking
+from .chaining import chain_tiles
+from .common import Affine, MappingError, Stream, port_stream, shifted_port
+from .dependence import constant_distances
+from .hierarchy import host_level, select_level
+from .linearize import linear, live_span, next_pow2, offset_vector, reduce_offsets
+from .merge import merge_banks
+from .port_sharing import share_output_ports
+from .shift_register import DEFAULT_THRESHOLD, delay_tree
+from .vectorize import WordStream, enumerate_affine, pub_configs
+
+
+def _arch(arch: Arch | str | None) -> Arch:
+    return arch if isinstance(arch, Arch) else load_arch(arch or "pub")
+
+
+def _addr_range(s: Stream, d: int) -> tuple[int, int]:
+    a = s.addr[d]
+    lo = a.start + sum(min(0, st) * (e - 1) for st, e in zip(a.strides, s.extents))
+    hi = a.start + sum(max(0, st) * (e - 1) for st, e in zip(a.strides, s.extents))
+    return lo, hi
+
+
+def _max(a: Affine, extents) -> int:
+    return a.start + sum(max(0, s) * (e - 1) for s, e in zip(a.strides, extents))
+
+
+def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
+    """Linearize, chain and vectorize one memory block (one PUB or one chain of PUBs)."""
+    fw = pub.fetch_width
+    ins = [port_stream(p) for p in bank.inputs]
+    outs = [port_stream(p) for p in bank.outputs]
+    streams = ins + outs
+    ndim = len(streams[0].addr)
+    lows, extents = [], []
+    for d in range(ndim):
+        rng = [_addr_range(s, d) for s in streams]
+        lo, hi = min(r[0] for r in rng), max(r[1] for r in rng)
+        lows.append(lo)
+        extents.append(hi - lo + 1)
+    # degenerate address dimensions (extent 1, e.g. a fully partitioned bank dimension) take
+    # no room in the layout
+    live = [d for d, e in enumerate(extents) if e > 1] or [0]
+    sub = offset_vector([extents[d] for d in live], pad=fw)
+    offsets = full = tuple(sub[live.index(d)] if d in live else 0 for d in range(ndim))
+
+    def lin(s: Stream, offs) -> Affine:
+        return linear(s.addr, offs, lows)
+    wt = np.concatenate([enumerate_affine(s.extents, s.time) for s in ins])
+    wa = np.concatenate([enumerate_affine(s.extents, lin(s, offsets)) for s in ins])
+    rt = np.concatenate([enumerate_affine(s.extents, s.time) for s in outs])
+    ra = np.concatenate([enumerate_affine(s.extents, lin(s, offsets)) for s in outs])
+    span = live_span(wt, wa, rt, ra)
+    capacity = pub.sram_depth * fw
+    circ = next_pow2(max(span, 2 * fw)) if span is not None else None
+    if circ is not None and circ < (1 << (pub.sram_addr_width + pub.chain_bits)) * fw:
+        offsets = reduce_offsets(offsets, circ)
+    else:
+        circ = None
+    words = [WordStream(s.name, s.extents, s.time, lin(s, offsets), lin(s, full))
+             for s in streams]
+    max_addr = max(_max(w.addr, w.extents) for w in words)
+    if circ is not None and circ <= capacity:
+        # unchained, the SRAM uses the low address bits only: its wrap at the capacity (a
+        # multiple of circ) completes the modulo of the reduced offsets (§5.6)
+        chain = chain_tiles(0, capacity, pub.chain_bits, buffer)
+        max_addr = min(max_addr, circ - 1)
+    else:
+        chain = chain_tiles(max_addr, capacity, pub.chain_bits, buffer)
+    cfgs = pub_configs(words[:len(ins)], words[len(ins):], pub, buffer)
+    return PUBBlock(bank.name, buffer, [p.name for p in bank.inputs],
+                    [p.name for p in bank.outputs], cfgs, chain.tiles,
+                    capacity_words=circ or 0, sram_words=min(circ or max_addr + 1, max_addr + 1))
+
+
+def map_buffer(ub: UnifiedBuffer, arch: Arch | str | None = None,
+               threshold: int = DEFAULT_THRESHOLD, level: str | None = None) -> UBImpl:
+    """Map one unified buffer onto shift registers and PUBs of ``arch``; a buffer that cannot
+    be mapped raises a one-line :class:`MappingError` starting ``buffer <name>:``."""
+    try:
+        return _map_buffer(ub, _arch(arch), threshold, level)
+    except MappingError as e:
+        if str(e).startswith(f"buffer {ub.name}:"):
+            raise
+        raise MappingError(f"buffer {ub.name}: {e}") from None
+
+
+def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None) -> UBImpl:
+    pub = arch.pub
+    impl = UBImpl(ub.name, "GLB", [p.name for p in ub.inputs], [p.name for p in ub.outputs])
+    if host_level(ub.kind) or level == "GLB" or not ub.inputs or not ub.outputs:
+        impl.level = select_level(ub.name, ub.kind, 0, level) if level != "GLB" else "GLB"
+        if not host_level(ub.kind) and (not ub.inputs or not ub.outputs):
+            impl.level = "GLB"
+        impl.notes.append("served by the global buffer through IO streams")
+        return impl
+    dist = constant_distances(ub)
+    delay_banks: list[UnifiedBuffer] = []
+    for pin in ub.inputs:
+        taps = {d.pout: d.delay for d in dist.values() if d.pin == pin.name}
+        for seg in delay_tree(pin.name, taps, threshold):
+            if seg.kind == "memory":
+                delay_banks.append(UnifiedBuffer(
+                    f"{ub.name}_d{seg.delay}", ub.shape, ub.kind, ub.type,
+                    [pin, shifted_port(pin, seg.dst, seg.delay)]))
+            else:
+                impl.shift_registers.append(ShiftRegister(seg.src, seg.dst, seg.delay))
+    rest = [p.name for p in ub.outputs if p.name not in dist]
+    shares = [s for s in share_output_ports(ub, rest) if s.delay <= threshold]
+    for s in shares:
+        impl.shift_registers.append(ShiftRegister(s.leader, s.follower, s.delay))
+    followers = {s.follower for s in shares}
+    leaders = [p for p in ub.outputs if p.name in rest and p.name not in followers]
+    banks: list[UnifiedBuffer] = []
+    if leaders:
+        banking = choose_banking(ub, leaders, pub.output_ports, pub.input_ports)
+        banks = bank_buffer(ub, leaders, banking)
+        for p in leaders:
+            n = sum(any(q.name == p.name for q in b.outputs) for b in banks)
+            if n != 1:
+                raise MappingError(f"buffer {ub.name}: output {p.name} reads {n} banks; "
+                                   f"a port must stay within one bank")
+        if banking.banks > 1 or banking.duplicated:
+            impl.notes.append(f"banking factors {list(banking.factors)}"
+                              + (" (duplicated)" if banking.duplicated else ""))
+    blocks = merge_banks(delay_banks + banks, pub.output_ports, pub.input_ports)
+    for b in blocks:
+        impl.pubs.append(build_pub(b, pub, ub.name))
+    impl.level = select_level(ub.name, ub.kind, len(impl.pubs), level)
+    impl.connections = {p.name: p.name for p in ub.outputs}
+    return impl
+
+
+def map_buffers(buffers: dict[str, UnifiedBuffer], arch: Arch | str | None = None,
+                threshold: int = DEFAULT_THRESHOLD, levels: dict[str, str] | None = None
+                ) -> tuple[dict[str, UBImpl], dict[str, str]]:
+    """Map every unified buffer of an application. Returns the implementations and, for the
+    buffers the passes refuse, the one-line reason (:class:`MappingError`)."""
+    arch = _arch(arch)
+    impls, refused = {}, {}
+    for name, ub in buffers.items():
+        try:
+            impls[name] = map_buffer(ub, arch, threshold, (levels or {}).get(name))
+        except MappingError as e:
+            refused[name] = str(e)
+    return impls, refused

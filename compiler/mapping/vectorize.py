@@ -1,0 +1,359 @@
+"""Vectorization for the wide-fetch single-port SRAM (thesis §5.5, Figs. 5.5–5.8; paper Fig. 9).
+
+Input: the streams of one physical buffer (at most ``input_ports`` writers and ``output_ports``
+readers), each a :class:`WordStream`: a box iteration domain, an affine cycle and an affine
+*linear word address* (after :mod:`.linearize`). Output: the affine configuration of every PUB
+controller (:class:`ubgen.controller.ControllerConfig`), named like ``ubgen.pub.pub_layouts``.
+
+Write side (§5.5.1). The innermost dimension is strip-mined, ``x -> (x % FW, x / FW)``:
+``in2agg`` keeps the port's domain and schedule and writes AGG word ``x % FW`` of slot
+``(word number) mod agg_depth``; ``agg2sram`` iterates ``(x / FW, outer...)`` and writes the wide
+word ``address / FW`` once the last lane has arrived (one cycle later: the AGG write of cycle
+``c`` is visible at ``c + 1``). A row whose length is not a multiple of FW is padded by one
+partial wide word whose extra lanes fall into the padded row pitch (:func:`.linearize
+.offset_vector`).
+
+Read side (§5.5.2). The fetched dimension ``v`` is the innermost one with address stride 1 such
+that everything inside it stays within the TB's *usable capacity* (``TB words - FW``): inner
+loops (the window of a sliding-window read, example A of Fig. 5.7) are served from the TB and
+disappear from the SRAM read domain. ``sram2tb`` iterates ``(v_o, outer...)`` over
+``F = floor((a0 % FW + E_v - 1 + span) / FW) + 1`` wide words per row (one extra, padded, fetch
+when the window is not aligned: eqs. 5.25–5.32), each into TB slot ``word mod tb_depth``;
+``tb2out`` reads TB word ``address mod TB words``. Dimensions outside ``v`` must advance by
+whole wide words. A pattern that needs SRAM re-fetches inside the window (example B: reuse
+distance 31 > usable capacity 4) is reported as unsupported rather than mis-mapped.
+
+Scheduling (§5.5.3). ``agg2sram`` fires ``1 + d_w`` cycles after its word's last AGG write and
+``sram2tb`` fires ``2 + d_r`` cycles before the first TB read of its word (the TB write lands at
+the end of the cycle after the SRAM read). The slacks ``d_w, d_r >= 0`` are searched, writes first
+(by total slack) then reads greedily, smallest first, so that no two SRAM accesses share a cycle
+(the SRAM has one port) and every TB read finds its word (:func:`unserved_reads`); both are
+checked exactly over all fires.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ubgen.arch import PUBParams
+from ubgen.controller import AffineMap, ControllerConfig
+from ubgen.pub import pub_layouts
+
+from .common import Affine, MappingError
+
+
+@dataclass(frozen=True)
+class WordStream:
+    """One port of a physical buffer: ``extents`` innermost first, cycle and linear word
+    address as affine functions of the iteration."""
+    name: str
+    extents: tuple[int, ...]
+    time: Affine
+    addr: Affine
+    elem: Affine | None = None      # element identity (unreduced linear address), for checks
+
+    @property
+    def element(self) -> Affine:
+        return self.elem if self.elem is not None else self.addr
+
+    def squeeze(self) -> "WordStream":
+        """Drop dimensions of extent 1 (they only shift the start)."""
+        keep = [d for d, e in enumerate(self.extents) if e > 1]
+        if not keep:
+            keep = [0]
+        pick = lambda a: Affine(a.start, tuple(a.strides[d] for d in keep))   # noqa: E731
+        return WordStream(self.name, tuple(self.extents[d] for d in keep), pick(self.time),
+                          pick(self.addr), None if self.elem is None else pick(self.elem))
+
+
+def enumerate_affine(extents, aff: Affine) -> np.ndarray:
+    """Values of ``aff`` over the box, in iteration order (innermost fastest)."""
+    vals = np.full(1, aff.start, dtype=np.int64)
+    for e, s in reversed(list(zip(extents, aff.strides))):
+        vals = (vals[:, None] + s * np.arange(e, dtype=np.int64)[None, :]).ravel()
+    return vals
+
+
+def reuse_distance(ws: WordStream) -> int:
+    """§5.5.2: the largest number of iterations between an access and the previous access of
+    the same address (0 when no address is read twice). Fig. 5.7: 4 (A) and 31 (B)."""
+    a = enumerate_affine(ws.extents, ws.addr)
+    order = np.lexsort((np.arange(len(a)), a))
+    sa, idx = a[order], order
+    same = sa[1:] == sa[:-1]
+    if not same.any():
+        return 0
+    return int((idx[1:] - idx[:-1])[same].max())
+
+
+@dataclass(frozen=True)
+class FetchPlan:
+    """How an output stream is served from the SRAM (the choice of §5.5.2).
+
+    Fetch ``v_o`` (of ``fetches`` per step of the outer dimensions) reads wide word
+    ``a0 // FW + word_step * v_o`` and is due at the first read of that word, at step
+    ``per * v_o - lead`` of dimension ``dim`` (inner dimensions at 0)."""
+    dim: int            # fetched dimension v
+    span: int           # address span of the loops inside v (served by the TB)
+    fetches: int
+    word_step: int
+    per: int
+    lead: int
+
+
+def split_lanes(ws: WordStream, fw: int) -> WordStream:
+    """Strip-mine every dimension with a sub-word stride ``r`` (``fw % r == 0``) and an extent
+    that is a multiple of ``fw / r`` into ``(fw / r, extent * r / fw)``: the inner part stays
+    inside a wide word, the outer part steps by whole wide words. The order of the iterations
+    is unchanged (``i = (fw / r) * i_out + i_in``)."""
+    ext, ts, rs, es = [], [], [], []
+    for e, t, r, el in zip(ws.extents, ws.time.strides, ws.addr.strides, ws.element.strides):
+        k = fw // r if 0 < r < fw and fw % r == 0 else 0
+        if k and e > k and e % k == 0:
+            ext += [k, e // k]
+            ts += [t, k * t]
+            rs += [r, k * r]
+            es += [el, k * el]
+        else:
+            ext.append(e)
+            ts.append(t)
+            rs.append(r)
+            es.append(el)
+    return WordStream(ws.name, tuple(ext), Affine(ws.time.start, tuple(ts)),
+                      Affine(ws.addr.start, tuple(rs)), Affine(ws.element.start, tuple(es)))
+
+
+def _plan(ws: WordStream, fw: int, tb_words: int) -> FetchPlan | None:
+    R, E = ws.addr.strides, ws.extents
+    if any(r < 0 for r in R):
+        return None
+    lane0 = ws.addr.start % fw
+    usable = tb_words - fw
+    if not any(R):
+        # one element for the whole stream (a weight after full banking): a single fetch
+        return FetchPlan(len(E) - 1, 0, 1, 0, 1, 0)
+    for v in range(len(E)):
+        outer = range(v + 1, len(E))
+        shift = lane0 + sum((R[d] % fw) * (E[d] - 1) for d in outer)  # largest start lane
+        span = sum(R[j] * (E[j] - 1) for j in range(v))
+        if R[v] == 1 and span <= usable and shift < fw:
+            return FetchPlan(v, span, (shift + E[v] - 1 + span) // fw + 1, 1, fw, shift + span)
+        if R[v] > 0 and R[v] % fw == 0 and shift + span < fw:
+            return FetchPlan(v, span, E[v], R[v] // fw, 1, 0)
+    return None
+
+
+def plan_fetch(ws: WordStream, fw: int, tb_words: int) -> tuple[WordStream, FetchPlan]:
+    """Sequential fetch along a unit-stride dimension ``v`` (§5.5.2: the TB holds the window
+    of the loops inside ``v``; fetches are padded to a uniform count when the start lane
+    varies), or one fetch per step of a dimension that advances by whole wide words while the
+    rest of the access stays inside one wide word (a column walk, a transposed read; dimensions
+    are split with :func:`split_lanes` when that helps). Outer dimensions contribute whole wide
+    words plus a lane shift that must keep every fetch inside one word. Returns the (possibly
+    strip-mined) stream and the plan."""
+    ws = ws.squeeze()
+    for cand in (ws, split_lanes(ws, fw)):
+        plan = _plan(cand, fw, tb_words)
+        if plan is not None:
+            return cand, plan
+    raise MappingError(
+        f"output {ws.name}: access pattern {ws.addr} over extents {ws.extents} cannot be "
+        f"vectorized for the wide-fetch SRAM (needs a unit-stride dimension whose inner window "
+        f"fits the {tb_words - fw}-word usable TB, or whole-wide-word steps; reuse distance "
+        f"{reuse_distance(ws)})")
+
+
+def _check_write(ws: WordStream, fw: int) -> None:
+    R = ws.addr.strides
+    if R[0] != 1 and ws.extents[0] > 1 or ws.addr.start % fw or any(r % fw for r in R[1:]):
+        raise MappingError(f"input {ws.name}: write addresses {ws.addr} over extents "
+                           f"{ws.extents} are not wide-word aligned (unit inner stride, "
+                           f"rows in whole wide words)")
+
+
+def write_configs(ws: WordStream, fw: int, agg_depth: int, slack: int = 0
+                  ) -> tuple[ControllerConfig, ControllerConfig]:
+    """``in2agg`` and ``agg2sram`` of one input stream (§5.5.1, paper Fig. 9 AGG/SRAM)."""
+    ws = ws.squeeze()
+    _check_write(ws, fw)
+    E, T = ws.extents, ws.time
+    nw = -(-E[0] // fw)
+    seq, q = [], nw                  # wide-word numbers per step of each outer dimension
+    for e in E[1:]:
+        seq.append(q)
+        q *= e
+    agg_words = agg_depth * fw
+    in2agg = ControllerConfig(E, AffineMap(T.start, T.strides),
+                              {"agg": AffineMap(0, (1,) + tuple(fw * q % agg_words
+                                                                for q in seq))})
+    cyc = T.start + T.strides[0] * (fw - 1) + 1 + slack
+    agg2sram = ControllerConfig(
+        (nw,) + E[1:], AffineMap(cyc, (fw * T.strides[0],) + T.strides[1:]),
+        {"agg": AffineMap(0, (1,) + tuple(q % agg_depth for q in seq)),
+         "sram": AffineMap(ws.addr.start // fw, (1,) + tuple(r // fw for r in ws.addr.strides[1:]))})
+    return in2agg, agg2sram
+
+
+def read_configs(ws: WordStream, fw: int, tb_depth: int, slack: int = 0
+                 ) -> tuple[ControllerConfig, ControllerConfig]:
+    """``sram2tb`` and ``tb2out`` of one output stream (§5.5.2, paper Fig. 9 SRAM/TB)."""
+    tb_words = tb_depth * fw
+    ws, plan = plan_fetch(ws, fw, tb_words)
+    v, E, T, A = plan.dim, ws.extents, ws.time, ws.addr
+    w0 = A.start // fw
+    outer = range(v + 1, len(E))
+    # fetch v_o is due at the first read of its word: v-step per*v_o - lead, inner loops at 0
+    cyc = T.start - T.strides[v] * plan.lead - 2 - slack
+    sram = AffineMap(w0, (plan.word_step,) + tuple(A.strides[d] // fw for d in outer))
+    # (outer lane shifts stay inside the word: the plan checked shift + span < fw)
+    sram2tb = ControllerConfig(
+        (plan.fetches,) + tuple(E[d] for d in outer),
+        AffineMap(cyc, (plan.per * T.strides[v],) + tuple(T.strides[d] for d in outer)),
+        {"sram": sram, "tb": AffineMap(w0 % tb_depth, tuple(s % tb_depth for s in sram.strides))})
+    tb2out = ControllerConfig(E, AffineMap(T.start, T.strides),
+                              {"tb": AffineMap(A.start % tb_words,
+                                               tuple(r % tb_words for r in A.strides))})
+    return sram2tb, tb2out
+
+
+def unserved_reads(ws: WordStream, sram2tb: ControllerConfig, fw: int, tb_depth: int) -> int:
+    """Exact TB check: the number of reads whose TB slot does not hold their wide word at the
+    read cycle (the latest fetch into the slot visible by then, at fetch cycle + 2, must be of
+    that word)."""
+    return int((serving_fetch(ws, sram2tb, fw, tb_depth) < 0).sum())
+
+
+def serving_fetch(ws: WordStream, sram2tb: ControllerConfig, fw: int, tb_depth: int
+                  ) -> np.ndarray:
+    """Per read (iteration order), the cycle of the fetch whose TB word it reads, or -1 when
+    its slot holds another word at that cycle."""
+    ws, _plan = plan_fetch(ws, fw, tb_depth * fw)
+    t_r = enumerate_affine(ws.extents, ws.time)
+    w_r = enumerate_affine(ws.extents, ws.addr) // fw
+    s = sram2tb.addresses["sram"]
+    c_f = fire_cycles(sram2tb)
+    w_f = enumerate_affine(sram2tb.extents, Affine(s.start, s.strides))
+    out = np.full(len(t_r), -1, dtype=np.int64)
+    for slot in range(tb_depth):
+        sel = (w_f % tb_depth) == slot
+        cyc, words = c_f[sel], w_f[sel]
+        order = np.argsort(cyc, kind="stable")
+        cyc, words = cyc[order], words[order]
+        rsel = np.nonzero((w_r % tb_depth) == slot)[0]
+        k = np.searchsorted(cyc + 2, t_r[rsel], side="right") - 1
+        ok = (k >= 0) & (words[np.maximum(k, 0)] == w_r[rsel])
+        out[rsel[ok]] = cyc[k[ok]]
+    return out
+
+
+def late_reads(ins: list[WordStream], outs: list[WordStream], cfgs: dict, fw: int,
+               tb_depth: int) -> int:
+    """Exact SRAM check: reads whose element reaches the SRAM (``agg2sram``) in or after the
+    cycle of the fetch that serves them, or whose AGG slot was overwritten before it was
+    written to the SRAM (``agg2sram`` later than the first write of the word two ahead)."""
+    t_w, e_w, c_w = [], [], []
+    for p, ws in enumerate(ins):
+        ws = ws.squeeze()
+        E = ws.extents
+        n = np.arange(int(np.prod(E)), dtype=np.int64)
+        nw = -(-E[0] // fw)
+        fire = (n % E[0]) // fw + nw * (n // E[0])
+        a2s = fire_cycles(cfgs[f"agg2sram_{p}"])
+        tw = enumerate_affine(E, ws.time)
+        first = np.full(len(a2s), np.iinfo(np.int64).max)
+        np.minimum.at(first, fire, tw)
+        if len(a2s) > 2 and np.any(a2s[:-2] > first[2:]):
+            return 1
+        t_w.append(tw)
+        e_w.append(enumerate_affine(E, ws.element))
+        c_w.append(a2s[fire])
+    if not ins:
+        return 0
+    t_w, e_w, c_w = np.concatenate(t_w), np.concatenate(e_w), np.concatenate(c_w)
+    big = int(max(t_w.max(), max(enumerate_affine(o.extents, o.time).max() for o in outs))) + 1
+    key = e_w * big + t_w
+    order = np.argsort(key, kind="stable")
+    key, e_s, c_s = key[order], e_w[order], c_w[order]
+    bad = 0
+    for q, ws in enumerate(outs):
+        f = serving_fetch(ws, cfgs[f"sram2tb_{q}"], fw, tb_depth)
+        ws2, _ = plan_fetch(ws.squeeze(), fw, tb_depth * fw)
+        t_r = enumerate_affine(ws2.extents, ws2.time)
+        e_r = enumerate_affine(ws2.extents, ws2.element)
+        k = np.searchsorted(key, e_r * big + t_r, side="right") - 1
+        has = (k >= 0) & (e_s[np.maximum(k, 0)] == e_r)
+        bad += int((has & ((f < 0) | (c_s[np.maximum(k, 0)] >= f))).sum())
+    return bad
+
+
+def fire_cycles(cfg: ControllerConfig) -> np.ndarray:
+    if not cfg.extents:
+        return np.zeros(0, dtype=np.int64)
+    return enumerate_affine(cfg.extents, Affine(cfg.schedule.start, cfg.schedule.strides))
+
+
+def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, name: str,
+                max_slack: int | None = None) -> dict[str, ControllerConfig]:
+    """All PUB controller configs of one physical buffer (§5.5.3 scheduling included)."""
+    fw = pub.fetch_width
+    if len(ins) > pub.input_ports or len(outs) > pub.output_ports:
+        raise MappingError(f"buffer {name}: {len(ins)} inputs / {len(outs)} outputs exceed the "
+                           f"PUB's {pub.input_ports} / {pub.output_ports} ports")
+    max_slack = 4 * fw if max_slack is None else max_slack
+    cfgs = {n: ControllerConfig.disabled() for n in pub_layouts(pub)}
+    # candidates per stream: (slack, configs, SRAM cycles), smallest slack first
+    wcands, rcands = [], []
+    for ws in ins:
+        lst = []
+        for slack in range(max_slack + 1):
+            in2agg, a2s = write_configs(ws, fw, pub.agg_depth, slack)
+            cyc = fire_cycles(a2s)
+            if len(np.unique(cyc)) == len(cyc):
+                lst.append((slack, (in2agg, a2s), cyc))
+        wcands.append(lst)
+    for ws in outs:
+        lst = []
+        for slack in range(max_slack + 1):
+            s2t, t2o = read_configs(ws, fw, pub.tb_depth, slack)
+            cyc = fire_cycles(s2t)
+            if s2t.schedule.start < 0:
+                break                       # the fetch would precede cycle 0
+            if len(np.unique(cyc)) == len(cyc) and not unserved_reads(ws, s2t, fw, pub.tb_depth):
+                lst.append((slack, (s2t, t2o), cyc))
+        if not lst:
+            raise MappingError(f"buffer {name}: no SRAM fetch schedule for {ws.name} keeps its "
+                               f"transpose-buffer words in time")
+        rcands.append(lst)
+    combos = sorted(itertools.product(*[range(len(c)) for c in wcands]),
+                    key=lambda ix: sum(wcands[p][i][0] for p, i in enumerate(ix)))
+    late = False
+    for ix in combos[:64]:
+        chosen_w = [wcands[p][i] for p, i in enumerate(ix)]
+        busy = np.concatenate([c[2] for c in chosen_w] + [np.zeros(0, dtype=np.int64)])
+        if len(np.unique(busy)) != len(busy):
+            continue
+        chosen_r = []
+        for lst in rcands:
+            for cand in lst:
+                if not np.isin(cand[2], busy).any():
+                    chosen_r.append(cand)
+                    busy = np.concatenate([busy, cand[2]])
+                    break
+            else:
+                break
+        if len(chosen_r) == len(rcands):
+            for p, c in enumerate(chosen_w):
+                cfgs[f"in2agg_{p}"], cfgs[f"agg2sram_{p}"] = c[1]
+            for q, c in enumerate(chosen_r):
+                cfgs[f"sram2tb_{q}"], cfgs[f"tb2out_{q}"] = c[1]
+            if not late_reads(ins, outs, cfgs, fw, pub.tb_depth):
+                return cfgs
+            late = True
+    if late:
+        raise MappingError(f"buffer {name}: some read comes too soon after its write for the "
+                           f"wide-fetch SRAM (AGG -> SRAM -> TB takes at least "
+                           f"{fw + 3} cycles; thesis §5.5.3 asks the scheduler for 2 x FW)")
+    raise MappingError(f"buffer {name}: no conflict-free single-port SRAM schedule within "
+                       f"{max_slack} cycles of slack")
