@@ -124,6 +124,15 @@ def cmd_schedule(args) -> int:
     return 0
 
 
+def add_app_arguments(s: argparse.ArgumentParser) -> None:
+    """``APP``, ``--arch`` and ``--size``: how every ``ubc`` subcommand names its input."""
+    s.add_argument("app", metavar="APP", help="application name (apps/) or a Program JSON file")
+    s.add_argument("--arch", default="pub", metavar="A",
+                   help="constraints file name or path (default: pub)")
+    s.add_argument("--size", action="append", default=[], metavar="NAME=N",
+                   help="override an application size, e.g. --size width=32 (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ubc", description="Unified-buffer compiler for push-memory CGRAs: polyhedral "
@@ -135,11 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         "and with the selected policy (stencil: fused II=1; dnn: coarse-grained modulo "
         "schedule with double buffering), verify both with isl and report completion cycles "
         "and live SRAM words per unified buffer (paper Tables VI/VII).")
-    s.add_argument("app", metavar="APP", help="application name (apps/) or a Program JSON file")
-    s.add_argument("--arch", default="pub", metavar="A",
-                   help="constraints file name or path (default: pub)")
-    s.add_argument("--size", action="append", default=[], metavar="NAME=N",
-                   help="override an application size, e.g. --size width=32 (repeatable)")
+    add_app_arguments(s)
     s.add_argument("--policy", default="auto", choices=["auto", "stencil", "dnn", "sequential"],
                    help="scheduling policy (default: auto, paper §V-B rule)")
     s.add_argument("--json", action="store_true", help="print one JSON object")

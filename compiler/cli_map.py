@@ -115,11 +115,8 @@ def add_map_subcommand(subparsers) -> None:
         description="Schedule APP, then run buffer mapping (thesis ch. 5) on every unified "
         "buffer and report memories, shift registers, banks, chained tiles and SRAM words; "
         "--backend selects how memories are counted (thesis Table 7.3).")
-    s.add_argument("app", metavar="APP", help="application name (apps/) or a Program JSON file")
-    s.add_argument("--arch", default="pub", metavar="A",
-                   help="constraints file name or path (default: pub)")
-    s.add_argument("--size", action="append", default=[], metavar="NAME=N",
-                   help="override an application size, e.g. --size width=32 (repeatable)")
+    from .cli import add_app_arguments
+    add_app_arguments(s)
     s.add_argument("--threshold", type=int, default=20, metavar="N",
                    help="largest delay kept in shift registers (default 20, thesis §5.1.2)")
     s.add_argument("--backend", default="pub", choices=BACKENDS,
