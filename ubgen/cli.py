@@ -1,6 +1,8 @@
 """``ubgen`` command line: generated Verilog, register maps, FPGA flows.
 
     ubgen verilog --arch pub --out rtl       rtl/pub.v, rtl/dpbuf.v, rtl/{pub,dpbuf}_regmap.json
+    ubgen verilog --arch cgra_4x4            the same plus the whole accelerator (cgra_top_<arch>.v,
+                                             tile modules, address map, routing graph, regmap)
     ubgen regmap --arch pub [--block pub|dpbuf|all] [--markdown]
     ubgen fpga --target ice40|ecp5 --design pub|dpbuf|pe [--arch pub]
     ubgen graph --arch cgra_4x4 [--out F]     the array's routing-resource graph (JSON)
@@ -76,15 +78,46 @@ def regmap_markdown(arch: Arch) -> str:
     return "\n".join(parts)
 
 
+def has_array(arch: Arch) -> bool:
+    """Whether the constraints file describes a whole CGRA (an ``[array]`` section), not only
+    the memory blocks."""
+    return "array" in arch.raw
+
+
+def array_outputs(arch: Arch) -> dict[str, str]:
+    """The array's exports next to its Verilog: the routing-resource graph and the full register
+    map (``ubgen graph`` / ``ubgen array-regmap``), from the objects that build the RTL."""
+    from .array.graph import full_regmap, graph_to_json, routing_graph
+    return {f"{arch.name}_graph.json": json.dumps(graph_to_json(routing_graph(arch))) + "\n",
+            f"{arch.name}_regmap.json": json.dumps(full_regmap(arch), indent=1) + "\n"}
+
+
 def cmd_verilog(args) -> int:
-    outputs = generate_outputs(load_arch(args.arch))   # everything in memory before any write
+    arch = load_arch(args.arch)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out}: not a directory")
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in outputs.items():
-        (out / name).write_text(text)
-    print(f"wrote {', '.join(str(out / n) for n in outputs)}")
+    outputs = generate_outputs(arch)   # everything in memory before any write
+    if has_array(arch):
+        from .array import write_texts
+        from .top import write_verilog as write_top
+        outputs.update(array_outputs(arch))
+        print(f"generating the {arch.raw['array'].get('rows', '?')}x"
+              f"{arch.raw['array'].get('columns', '?')} array of {arch.name} "
+              f"(the largest arrays take minutes)", file=sys.stderr, flush=True)
+        out.mkdir(parents=True, exist_ok=True)
+        written = write_top(arch, out)  # generates everything, then writes via temporary names
+        write_texts(out, outputs)
+        from .array import ARRAY_MODULE
+        from .top import top_module
+        names = ([p.name for p in written] + [f"{ARRAY_MODULE}.v", f"{top_module(arch)}.json"]
+                 + list(outputs))
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in outputs.items():
+            (out / name).write_text(text)
+        names = list(outputs)
+    print(f"wrote {', '.join(str(out / n) for n in names)}")
     return 0
 
 
@@ -118,7 +151,11 @@ def parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("verilog", help="write generated Verilog and register maps",
                        description="Write <block>.v and <block>_regmap.json for the PUB and the "
-                                   "DP-SRAM + AG buffer.")
+                                   "DP-SRAM + AG buffer; for an arch with an [array] section "
+                                   "(cgra_4x4, cgra_8x8, cgra_16x32) also the whole accelerator: "
+                                   "cgra_top_<arch>.v (AXI4-Lite top, global buffer, array), "
+                                   "one module per tile kind, the address map, the routing graph "
+                                   "and the full register map.")
     v.add_argument("--arch", default="pub", help=arch_help)
     v.add_argument("--out", default="rtl", help="output directory (default: rtl)")
     v.set_defaults(func=cmd_verilog)

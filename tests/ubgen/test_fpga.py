@@ -205,3 +205,116 @@ def test_flow_dpbuf_ice40(tmp_path):
     # the wrapper must not let Yosys drop the controllers: two 6-dim controllers alone are
     # over 250 flip-flops, plus the configuration registers
     assert r["ffs"] > r["wrapper"]["ffs"] + 250 and r["luts"] > 500
+
+
+# --- the registry: tiles as the array builds them, the whole top, defaults -----------------
+
+def _input_output_bits(component):
+    """(input bits, output bits) of a component's flattened signature."""
+    bits = {True: 0, False: 0}
+    for _, member, value in component.signature.flatten(component):
+        bits[member.flow == In] += len(value)
+    return bits[True], bits[False]
+
+
+@pytest.mark.parametrize("design,kind", [("pe_tile", "pe"), ("mem_tile", "mem")])
+def test_tile_designs_are_the_array_tiles(design, kind):
+    """pe_tile / mem_tile are :class:`Tile` objects with the spec and core the array uses for
+    cgra_4x4 (core + connection boxes + switch boxes + pipeline and config registers)."""
+    from ubgen.arch import load_arch
+    from ubgen.array.layout import ArrayLayout
+    from ubgen.array.tile import Tile
+    spec = fpga.DESIGNS[design]
+    assert spec.arch == "cgra_4x4"
+    arch = load_arch(spec.arch)
+    layout = ArrayLayout(arch)
+    tile = spec.build(arch)
+    assert isinstance(tile, Tile) and tile.spec == layout.specs[kind]
+    assert type(tile.core) is type(layout.prototypes[kind])
+    assert tile.spec.pipeline and set(tile.spec.cbs) == set(layout.specs[kind].inputs())
+    w = fpga.FPGAWrapper(tile, spec.pins)
+    # independent count from the arch file: 4 sides x tracks x (16 + 1) bits each way, the
+    # config bus (16-bit address, 32-bit wdata, we; 32-bit rdata), run, stall, MEM error flag
+    tracks = arch.raw["array"]["tracks"]
+    track_bits = 4 * tracks * (arch.raw["word"]["width"] + 1)
+    n_in, n_out = track_bits + 16 + 32 + 1 + 2, track_bits + 32 + (kind == "mem")
+    assert _input_output_bits(tile) == (n_in, n_out)
+    assert (w.n_pin_in, w.n_pin_out) == (2 + 2 * 16 + 2, 2 * 16 + 2)
+    assert w.n_pin_in <= 40 and w.n_pin_out <= 40          # the pin files' 40 + 40 data pins
+    assert (w.n_pin_in + w.n_scan_in, w.n_pin_out + w.n_scan_out) == (n_in, n_out)
+    Fragment.get(w, None)
+
+
+def test_cgra_4x4_design_is_the_top():
+    """The whole top, its tiles instances of one module per kind (as ubgen.top.write_verilog
+    writes it; Yosys reads the tile modules from the design's ``sources``)."""
+    from ubgen.arch import load_arch
+    from ubgen.array import KINDS, tile_module
+    from ubgen.array.layout import ArrayLayout
+    from ubgen.array.tile import TileInstance
+    from ubgen.top import CGRATop
+    spec = fpga.DESIGNS["cgra_4x4"]
+    arch = load_arch(spec.arch)
+    top = spec.build(arch)
+    assert isinstance(top, CGRATop) and top.arch.name == "cgra_4x4"
+    tiles = top.array.tiles
+    assert len(tiles) == len(ArrayLayout(arch).positions()) == (4 + 1) * 4
+    assert all(isinstance(t, TileInstance) for t in tiles.values())
+    assert {t.module for t in tiles.values()} == {tile_module(k) for k in KINDS}
+    # module by module: the flattened mesh's structural loops overflow Yosys-WASM's stack
+    assert spec.sources is not None and not spec.flatten
+    assert fpga.DESIGNS["pe_tile"].flatten and fpga.DESIGNS["mem_tile"].flatten
+    w = fpga.FPGAWrapper(top, spec.pins)
+    # AXI4-Lite: data (32 each way) and the five valid/ready inputs and outputs on pins
+    assert (w.n_pin_in, w.n_pin_out) == (32 + 5, 32 + 5)
+    # awaddr, araddr (32), awprot, arprot (3), wstrb (4) / bresp, rresp (2) on the scan chain
+    assert (w.n_scan_in, w.n_scan_out) == (32 + 32 + 3 + 3 + 4, 2 + 2)
+    Fragment.get(w, None)            # the whole top elaborates (a few seconds)
+
+
+def test_pe_tile_wrapper_writes_verilog():
+    """The wrapped tile converts to Verilog with only the wrapper's ports at the top."""
+    from ubgen.arch import load_arch
+    spec = fpga.DESIGNS["pe_tile"]
+    w = fpga.FPGAWrapper(spec.build(load_arch(spec.arch)), spec.pins)
+    text = verilog.convert(w, name="top")
+    header = text[text.index("module top("):text.index(");", text.index("module top("))]
+    ports = {p.strip() for p in header[len("module top("):].split(",")}
+    assert ports == {"clk", "rst", "scan_in", "scan_shift", "scan_update", "scan_capture",
+                     "scan_out", "pin_in", "pin_out"}
+    assert f"input [{w.n_pin_in - 1}:0] pin_in" in text
+
+
+def test_defaults_device_arch_router():
+    tgt, spec, arch, device, router = fpga.resolve("ecp5", "cgra_4x4")
+    assert (arch, device, router) == ("cgra_4x4", ("--85k", "--package", "CABGA381"), "router1")
+    _, _, arch, device, router = fpga.resolve("ecp5", "pe_tile")
+    assert (arch, device) == ("cgra_4x4", tgt.device)
+    _, _, arch, device, router = fpga.resolve("ecp5", "cgra_4x4", "cgra_8x8",
+                                              ("--45k", "--package", "CABGA381"), "router2")
+    assert (arch, device, router) == ("cgra_8x8", ("--45k", "--package", "CABGA381"), "router2")
+    _, _, arch, device, router = fpga.resolve("ice40", "pub")
+    assert (arch, router) == ("pub", "") and device == fpga.TARGETS["ice40"].device
+
+
+def test_nextpnr_arguments_router():
+    tgt = fpga.TARGETS["ecp5"]
+    args = fpga.nextpnr_arguments(tgt, tgt.device, "x.lpf", 100.0, "router2")
+    assert args[:3] == list(tgt.device) and args[-2:] == ["--router", "router2"]
+    assert args[args.index("--lpf") + 1] == "x.lpf" and args[args.index("--freq") + 1] == "100"
+    assert "--router" not in fpga.nextpnr_arguments(fpga.TARGETS["ice40"], ("--hx8k",),
+                                                    "x.pcf", 50.0, "")
+
+
+def test_unknown_router_is_one_line(tmp_path):
+    with pytest.raises(fpga.FPGAError, match="unknown router 'router9' for ecp5") as e:
+        fpga.run_fpga_flow("ecp5", "pe", out_dir=tmp_path / "out", router="router9")
+    assert "\n" not in str(e.value)
+    assert not (tmp_path / "out").exists()
+    proc = subprocess.run([sys.executable, "-m", "ubgen.fpga", "--target", "ecp5", "--design",
+                           "pe_tile", "--router", "fast", "--out", str(tmp_path / "o")],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "unknown router 'fast'" in proc.stderr
+    assert not (tmp_path / "o").exists()
+

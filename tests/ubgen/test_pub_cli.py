@@ -25,6 +25,25 @@ def test_verilog_writes_rtl_and_regmaps(tmp_path):
     assert regmap["block"] == "pub" and regmap["windows"][0]["size"] == 32
 
 
+def test_verilog_of_an_array_arch_writes_the_accelerator(tmp_path, capsys):
+    out = tmp_path / "rtl"
+    assert cli.main(["verilog", "--arch", "cgra_4x4", "--out", str(out)]) == 0
+    names = {p.name for p in out.iterdir()}
+    assert {"cgra_top_cgra_4x4.v", "cgra_top_cgra_4x4.json", "cgra_array.v", "cgra_pe_tile.v",
+            "cgra_mem_tile.v", "cgra_io_tile.v", "cgra_4x4_graph.json", "cgra_4x4_regmap.json",
+            "pub.v", "dpbuf.v"} <= names
+    assert not [n for n in names if n.endswith(".tmp")]
+    assert "module cgra_top_cgra_4x4(" in (out / "cgra_top_cgra_4x4.v").read_text()
+    # the exports are the ones `ubgen graph` / `ubgen array-regmap` print
+    from ubgen.array.graph import full_regmap
+    regs = json.loads((out / "cgra_4x4_regmap.json").read_text())
+    assert regs == full_regmap(load_arch("cgra_4x4"))
+    graph = json.loads((out / "cgra_4x4_graph.json").read_text())
+    assert graph["nodes"] and graph["edges"]
+    listed = capsys.readouterr().out
+    assert all(n in listed for n in ("cgra_top_cgra_4x4.v", "cgra_array.v", "cgra_4x4_graph.json"))
+
+
 def test_missing_arch_is_one_line_exit_2_and_no_output(tmp_path):
     out = tmp_path / "rtl"
     res = run("verilog", "--arch", "no_such_arch", "--out", str(out))

@@ -8,7 +8,7 @@ from amaranth.back import verilog
 
 from ..arch import Arch, load_arch
 from .layout import KINDS, ArrayLayout
-from .tile import Tile
+from .tile import PackedTile, Tile
 
 ARRAY_MODULE = "cgra_array"
 
@@ -31,7 +31,7 @@ def write_verilog(arch: Arch | str, out_dir: str | Path, cores=None) -> list[Pat
     lay = ArrayLayout(arch, cores)
     texts = {}
     for kind in KINDS:
-        tile = Tile(lay.specs[kind], lay.cores[kind](arch))
+        tile = PackedTile(lay.specs[kind], lay.cores[kind](arch))
         texts[f"{tile_module(kind)}.v"] = verilog.convert(tile, name=tile_module(kind),
                                                           emit_src=False)
     top = CGRA(arch, cores, tile_modules={k: tile_module(k) for k in KINDS})
