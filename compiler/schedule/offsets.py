@@ -20,11 +20,41 @@ def min_distance(dep: Dependence, prod: OpSchedule, cons: OpSchedule, ctx) -> in
     return delta.sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
 
 
+def constant_distance(dep: Dependence, prod: OpSchedule, cons: OpSchedule, ctx) -> bool:
+    """Every dependent pair is the same number of cycles apart: the consumer's load can be
+    served by a wire or a delay line (thesis §5.1.1), not necessarily by a memory."""
+    pair = prod.isl_map(ctx).reverse().apply_range(dep.relation.apply_range(cons.isl_map(ctx)))
+    return pair.deltas().is_singleton()
+
+
+def required_offset(dep: Dependence, prod: OpSchedule, cons: OpSchedule, ctx,
+                    sram_gap: int = 0) -> int:
+    """The least consumer offset change meeting ``dep``: the value must have landed
+    (``prod.latency``), and when the distance is not constant, so that the load needs a memory,
+    ``sram_gap`` writes more (thesis §5.5.3: a wide-fetch SRAM needs ``2 x FW`` cycles between
+    a write and a read at its interface, the round trip through AGG, SRAM and TB, at one write
+    per cycle; :func:`write_interval`)."""
+    need = prod.latency - min_distance(dep, prod, cons, ctx)
+    if sram_gap and not constant_distance(dep, prod, cons, ctx):
+        need += sram_gap * write_interval(prod)
+    return need
+
+
+def write_interval(prod: OpSchedule) -> int:
+    """Cycles between the producer's consecutive innermost iterations (its innermost loop of
+    more than one iteration): the AGG fills one lane per write, so ``2 x FW`` *writes* is
+    ``2 x FW x interval`` cycles (§5.5.3 assumes one write per cycle)."""
+    for c, (_s, e) in zip(reversed(prod.coeffs), reversed(prod.bounds)):
+        if e > 1:
+            return max(1, abs(c))
+    return 1
+
+
 def place(poly: PolyProgram, scheds: dict[str, OpSchedule], order: list[str],
-          deps: list[Dependence], fixed: set[str] = frozenset()) -> None:
+          deps: list[Dependence], fixed: set[str] = frozenset(), sram_gap: int = 0) -> None:
     """Set offsets in topological ``order`` to the least values meeting every dependence from
-    an earlier op (offsets of ops in ``fixed`` are only raised). Shifts all ops so the first
-    instance issues at cycle 0."""
+    an earlier op (offsets of ops in ``fixed`` are only raised; ``sram_gap``: see
+    :func:`required_offset`). Shifts all ops so the first instance issues at cycle 0."""
     incoming: dict[str, list[Dependence]] = {}
     for d in deps:
         if d.producer != d.consumer:
@@ -39,7 +69,7 @@ def place(poly: PolyProgram, scheds: dict[str, OpSchedule], order: list[str],
             if d.producer not in placed:
                 continue              # loop-carried: left to the verifier
             prod = scheds[d.producer]
-            need = max(need, prod.latency - min_distance(d, prod, cons, poly.ctx))
+            need = max(need, required_offset(d, prod, cons, poly.ctx, sram_gap))
         cons.offset = need
         placed.add(name)
     shift = min(s.first() for s in scheds.values())

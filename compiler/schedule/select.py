@@ -39,7 +39,9 @@ def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None
     failures = []
     for name in chain:
         if name == "stencil":
-            sched = share_units(program, poly, schedule_stencil(program, poly, deps, params.fetch_width), deps)
+            # thesis §5.5.3: 2 x FW writes between a write and a read served by the SRAM
+            sched = share_units(program, poly, schedule_stencil(
+                program, poly, deps, params.fetch_width, sram_gap=2 * params.fetch_width), deps)
         elif name == "dnn":
             sched = schedule_dnn(program, poly, params, deps)
         else:

@@ -18,7 +18,7 @@ from ..ir.poly import PolyProgram
 from ..ir.program import Program
 from ..ir.schedule import OpSchedule, Schedule
 from ..poly.deps import Dependence, dependency_graph, topo_order
-from .offsets import min_distance
+from .offsets import required_offset
 from .stripmine import stripmine_factors, utilization
 
 
@@ -47,7 +47,7 @@ def share_units(program: Program, poly: PolyProgram, sched: Schedule,
     for factor in range(1, 65):
         trial = {n: OpSchedule(s.op, s.dims, s.bounds, tuple(c * factor for c in s.coeffs), 0,
                                s.latency) for n, s in sched.ops.items()}
-        if _place_shared(poly, trial, order, deps, shared):
+        if _place_shared(poly, trial, order, deps, shared, sched.info.get("sram_gap", 0)):
             info = dict(sched.info)
             info["sharing"] = {
                 u: {"ops": ops, "ii": {o: _period(trial[o]) for o in ops},
@@ -60,7 +60,7 @@ def share_units(program: Program, poly: PolyProgram, sched: Schedule,
     return sched        # left to the verifier (falls back to another policy)
 
 
-def _place_shared(poly, scheds, order, deps, shared) -> bool:
+def _place_shared(poly, scheds, order, deps, shared, sram_gap: int = 0) -> bool:
     unit_of = {o: u for u, ops in shared.items() for o in ops}
     taken: dict[str, list[tuple[int, int]]] = {u: [] for u in shared}
     for ops in shared.values():
@@ -77,7 +77,7 @@ def _place_shared(poly, scheds, order, deps, shared) -> bool:
         for d in incoming.get(name, []):
             if d.producer in placed:
                 prod = scheds[d.producer]
-                need = max(need, prod.latency - min_distance(d, prod, cons, poly.ctx))
+                need = max(need, required_offset(d, prod, cons, poly.ctx, sram_gap))
         if name in unit_of:
             m = _period(cons)
             if m == 0:

@@ -45,9 +45,13 @@ def alignments(program: Program, graph: nx.DiGraph) -> dict[tuple[str, str], Ali
 
 
 def schedule_stencil(program: Program, poly: PolyProgram,
-                     deps: list[Dependence] | None = None, pad: int = 1) -> Schedule:
+                     deps: list[Dependence] | None = None, pad: int = 1,
+                     sram_gap: int = 0) -> Schedule:
     """``pad``: the interval of every fused level but the innermost is rounded up to a multiple
-    of it (the SRAM fetch width, so every row starts aligned to a wide word; thesis §5.5)."""
+    of it (the SRAM fetch width, so every row starts aligned to a wide word; thesis §5.5).
+    ``sram_gap``: producer writes between a write and a read of a load that needs a memory
+    (non-constant dependence distance; thesis §5.5.3: ``2 x FW``; :func:`.offsets
+    .required_offset`)."""
     deps = raw_dependences(poly) if deps is None else deps
     graph = dependency_graph(poly, deps)
     order = topo_order(graph, poly)
@@ -108,8 +112,8 @@ def schedule_stencil(program: Program, poly: PolyProgram,
         pop = poly.ops[n]
         scheds[n] = OpSchedule(n, pop.dims, pop.bounds, tuple(coeff[n][d] for d in pop.dims),
                                0, pop.latency)
-    place(poly, scheds, order, deps)
-    info = {"levels": depth, "level_ii": q, "fetch_padding": pad,
+    place(poly, scheds, order, deps, sram_gap=sram_gap)
+    info = {"levels": depth, "level_ii": q, "fetch_padding": pad, "sram_gap": sram_gap,
             "rates": {n: [str(r) for r in rate[n]] for n in ops},
             "alignment": [a.to_dict() for a in aligned.values()],
             "fused": all(a.fusable for a in aligned.values()),
