@@ -3,9 +3,10 @@
     ubc map APP [--arch A] [--size K=V ...] [--threshold N] [--backend pub|dp|dp-pe|rv] [--json]
 
 Schedules the application, maps every unified buffer (compiler.mapping.map_buffer) and prints
-per buffer: level, memory tiles, shift registers (count, total delay), banks, chained tiles,
-SRAM words per memory, and buffers the passes refuse (with the reason). ``--backend`` selects
-how memories are counted (thesis Table 6.1 / 7.3):
+per buffer: level, memory tiles, shift registers (count, total delay), register-file words
+(banks small enough for registers, thesis §5.4), banks, chained tiles, SRAM words per memory,
+and buffers the passes refuse (with the reason). ``--backend`` selects how memories are counted
+(thesis Table 6.1 / 7.3):
 
 * ``pub``: physical unified buffers as mapped (single-port wide-fetch SRAM, 2 in / 2 out);
 * ``dp``, ``dp-pe``, ``rv``: one dual-port SRAM (``[dpbuf] sram_depth`` words) per output port
@@ -64,13 +65,15 @@ def map_report(app: str, impls: dict[str, UBImpl], refused: dict[str, str], back
                      "shift_registers": st["shift_registers"],
                      "register_delay": st["register_delay"], "wires": st["wires"],
                      "banks": len(impl.pubs), "chained_tiles": st["chained_tiles"],
-                     "sram_words": st["sram_words"], "notes": impl.notes})
+                     "sram_words": st["sram_words"],
+                     "register_file_words": st["register_file_words"], "notes": impl.notes})
     return {
         "app": app,
         "mems": sum(b["mems"] for b in bufs),
         "shift_registers": {"count": sum(b["shift_registers"] for b in bufs),
                             "total_delay": sum(b["register_delay"] for b in bufs)},
         "registers": sum(b["register_delay"] for b in bufs),
+        "register_file_words": sum(b["register_file_words"] for b in bufs),
         "banks": sum(b["banks"] for b in bufs),
         "chained_tiles": sum(b["chained_tiles"] for b in bufs),
         "sram_words_per_mem": [w for b in bufs for w in b["sram_words"]],
@@ -97,13 +100,14 @@ def cmd_map(args) -> int:
         return 0
     b = rep["backend"]
     print(f"{args.app}: {rep['mems']} PUB tiles, {rep['shift_registers']['count']} shift "
-          f"registers ({rep['registers']} register stages), {rep['chained_tiles']} chained tiles; "
+          f"registers ({rep['registers']} register stages), {rep['register_file_words']} "
+          f"register-file words, {rep['chained_tiles']} chained tiles; "
           f"backend {b['backend']}: {b['mems']} memories"
           + (f", {b['controller_pes']} controller PEs" if "controller_pes" in b else ""))
     for buf in rep["buffers"]:
         print(f"  {buf['name']:<18} {buf['level']:<4} mems {buf['mems']:>3}  shift regs "
-              f"{buf['shift_registers']:>3} (delay {buf['register_delay']:>4})  sram words "
-              f"{buf['sram_words']}")
+              f"{buf['shift_registers']:>3} (delay {buf['register_delay']:>4})  reg words "
+              f"{buf['register_file_words']:>3}  sram words {buf['sram_words']}")
     for name, why in refused.items():
         print(f"  {name:<18} not mapped: {why}")
     return 0

@@ -26,7 +26,7 @@ from ubgen.arch import PUBParams
 from ubgen.controller import ControllerLayout
 from ubgen.pub import pub_layouts
 
-from .ir.ubimpl import UBImpl
+from .ir.ubimpl import RegisterFile, UBImpl
 from .ir.ubuf import UnifiedBuffer
 from .mapping.common import t2addr
 
@@ -146,6 +146,35 @@ def simulate_pub(tile_regs: list[dict[str, int]], params: PUBParams,
     return PUBRun(chain, sorted(set(conflicts)))
 
 
+def simulate_register_file(rf: RegisterFile, params: PUBParams,
+                           data_in: list[dict[int, int]]) -> PUBRun:
+    """Run a :class:`~compiler.ir.ubimpl.RegisterFile` from its encoded registers: a write fire
+    at ``c`` stores ``data_in[k][c]`` in register ``addr``; a read fire at ``c`` outputs register
+    ``addr`` including the writes of cycle ``c`` (write-through). Two writes of one register in
+    one cycle are recorded as a conflict."""
+    regs = rf.registers(params)
+    layouts = rf.layouts(params)
+    events: dict[int, list] = defaultdict(list)
+    for name, layout in layouts.items():
+        kind, k = name.rsplit("_", 1)
+        for cyc, addrs in decode_controller(regs, layout):
+            events[cyc].append((kind == "read", int(k), addrs["addr"]))
+    state: dict[int, int | None] = {}
+    outs: list[dict[int, int | None]] = [dict() for _ in rf.outputs]
+    conflicts = []
+    for c in sorted(events):
+        written = set()
+        for is_read, k, a in sorted(events[c]):             # writes first, by port number
+            if is_read:
+                outs[k][c] = state.get(a)
+            else:
+                if a in written:
+                    conflicts.append(c)
+                written.add(a)
+                state[a] = data_in[k].get(c)
+    return PUBRun(outs, sorted(set(conflicts)))
+
+
 @dataclass
 class ModelResult:
     streams: dict[str, dict[int, int | None]]
@@ -157,9 +186,22 @@ def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]])
     streams: dict[str, dict] = dict(inputs)
     conflicts: dict[str, list[int]] = {}
     todo_sr = list(impl.shift_registers)
-    todo_pub = list(impl.pubs)
-    while todo_sr or todo_pub:
+    todo_pub = list(impl.pubs) + list(impl.register_files)
+    todo_sel = list(impl.selects)
+    while todo_sr or todo_pub or todo_sel:
         progress = False
+        for sel in list(todo_sel):
+            if all(n in streams for n in sel.srcs):
+                merged: dict[int, int | None] = {}
+                for n in sel.srcs:
+                    clash = merged.keys() & streams[n].keys()
+                    if clash:
+                        raise ValueError(f"buffer {impl.buffer}: select {sel.dst} has two "
+                                         f"sources at cycle {min(clash)}")
+                    merged.update(streams[n])
+                streams[sel.dst] = merged
+                todo_sel.remove(sel)
+                progress = True
         for sr in list(todo_sr):
             if sr.src in streams:
                 streams[sr.dst] = {c + sr.delay: v for c, v in streams[sr.src].items()}
@@ -167,8 +209,9 @@ def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]])
                 progress = True
         for pub in list(todo_pub):
             if all(n in streams for n in pub.inputs):
-                run = simulate_pub(pub.registers(params), params,
-                                   [streams[n] for n in pub.inputs])
+                ins = [streams[n] for n in pub.inputs]
+                run = (simulate_register_file(pub, params, ins) if isinstance(pub, RegisterFile)
+                       else simulate_pub(pub.registers(params), params, ins))
                 for q, node in enumerate(pub.outputs):
                     streams[node] = run.outputs[q]
                 conflicts[pub.name] = run.conflicts

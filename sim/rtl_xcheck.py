@@ -6,12 +6,14 @@ from sim.xcheck import app_jobs, write_jobs
 from ubgen.arch import load_arch
 
 
-def run_xcheck(apps: str | list[str], arch: str = "pub") -> int:
-    """Build the PUB Verilog of ``arch`` once and check every PUB job of ``apps``; returns the
-    number of jobs. Raises AssertionError on a mismatch."""
+def run_xcheck(apps: str | list[str], arch: str = "pub",
+               sizes: dict[str, dict[str, int]] | None = None) -> int:
+    """Build the PUB Verilog of ``arch`` once and check every PUB job of ``apps`` (``sizes``:
+    per app, size overrides); returns the number of jobs. Raises AssertionError on a
+    mismatch."""
     from ubgen.cli import block_verilog
     apps = [apps] if isinstance(apps, str) else list(apps)
-    jobs = [j for app in apps for j in app_jobs(app, arch)]
+    jobs = [j for app in apps for j in app_jobs(app, arch, sizes=(sizes or {}).get(app))]
     if not jobs:
         return 0
     name = f"xcheck_{load_arch(arch).name}"

@@ -6,7 +6,9 @@ is a stream graph: every node is a stream of values over unstalled cycles, named
 * after a logical input port (the data arriving at the buffer, at the port's write cycles);
 * after the output of a :class:`ShiftRegister` (its source delayed by ``delay`` cycles; 0 is a
   wire), which the shift-register and port-sharing passes name after the port they serve;
-* after an output of a :class:`PUBBlock` (``PUBBlock.outputs[q]`` is ``data_out[q]``).
+* after an output of a :class:`PUBBlock` (``PUBBlock.outputs[q]`` is ``data_out[q]``);
+* after a read port of a :class:`RegisterFile` (a bank too small for a memory tile, §5.4);
+* after the logical output port a :class:`BankSelect` rebuilds from per-writer sub-streams.
 
 ``connections[port]`` is the node each logical output port reads at its scheduled cycles.
 Each PUB block carries the affine :class:`~ubgen.controller.ControllerConfig` of all its
@@ -19,7 +21,8 @@ import json
 from dataclasses import dataclass, field
 
 from ubgen.arch import PUBParams
-from ubgen.controller import ControllerConfig, EncodeError, encode_controller
+from ubgen.controller import (ControllerConfig, ControllerLayout, EncodeError,
+                              encode_controller)
 from ubgen.pub import pub_layouts, pub_regmap
 
 
@@ -85,6 +88,70 @@ class PUBBlock:
 
 
 @dataclass
+class RegisterFile:
+    """A bank held in ``words`` registers instead of a memory tile (thesis §5.4 / §6.2: the
+    register level of the memory hierarchy; a weight is one register). Every port is one affine
+    controller (DESIGN §4) with a single address generator ``addr`` (the register index):
+    ``writes[k]`` captures node ``inputs[k]`` into register ``addr`` at each fire; ``reads[q]``
+    drives node ``outputs[q]`` with register ``addr`` at each fire. A read sees the writes of
+    its own cycle (write-through), like a unified-buffer read sees the writes landed by then."""
+    name: str
+    buffer: str
+    words: int
+    inputs: list[str]
+    outputs: list[str]
+    writes: list[ControllerConfig]
+    reads: list[ControllerConfig]
+
+    @property
+    def addr_width(self) -> int:
+        return max(1, (self.words - 1).bit_length())
+
+    def layouts(self, params: PUBParams) -> dict[str, ControllerLayout]:
+        """One controller per port: ``write_<k>`` and ``read_<q>``, address generator ``addr``."""
+        w = {"addr": self.addr_width}
+        out = {f"write_{k}": ControllerLayout(f"write_{k}", w, params.controller)
+               for k in range(len(self.inputs))}
+        out.update({f"read_{q}": ControllerLayout(f"read_{q}", w, params.controller)
+                    for q in range(len(self.outputs))})
+        return out
+
+    def registers(self, params: PUBParams) -> dict[str, int]:
+        """Register values of every port controller (``ubgen.controller.encode_controller``)."""
+        cfgs = {f"write_{k}": c for k, c in enumerate(self.writes)}
+        cfgs.update({f"read_{q}": c for q, c in enumerate(self.reads)})
+        regs: dict[str, int] = {}
+        for name, layout in self.layouts(params).items():
+            try:
+                regs.update(encode_controller(cfgs[name], layout))
+            except EncodeError as e:
+                raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
+        return regs
+
+    def to_dict(self) -> dict:
+        def cfg(c: ControllerConfig) -> dict:
+            return {"extents": list(c.extents),
+                    "schedule": {"start": c.schedule.start, "strides": list(c.schedule.strides)},
+                    "addr": {"start": c.addresses["addr"].start,
+                             "strides": list(c.addresses["addr"].strides)}}
+        return {"name": self.name, "words": self.words, "inputs": self.inputs,
+                "outputs": self.outputs, "writes": [cfg(c) for c in self.writes],
+                "reads": [cfg(c) for c in self.reads]}
+
+
+@dataclass
+class BankSelect:
+    """``dst(t) = srcs[k](t)`` for the one source that fires at ``t`` (the sources fire at
+    disjoint cycles): a logical output port whose reads are split over banks by writer
+    (:mod:`compiler.mapping.bank_select`; the thesis' bank selection, Table 7.7)."""
+    srcs: list[str]
+    dst: str
+
+    def to_dict(self) -> dict:
+        return {"srcs": self.srcs, "dst": self.dst}
+
+
+@dataclass
 class UBImpl:
     buffer: str
     level: str                                         # GLB | MEM | REG (thesis §5.4)
@@ -94,6 +161,8 @@ class UBImpl:
     shift_registers: list[ShiftRegister] = field(default_factory=list)
     connections: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    register_files: list[RegisterFile] = field(default_factory=list)
+    selects: list[BankSelect] = field(default_factory=list)
 
     @property
     def mems(self) -> int:
@@ -107,12 +176,17 @@ class UBImpl:
                 "shift_registers": len(regs), "register_delay": sum(s.delay for s in regs),
                 "wires": sum(s.delay == 0 for s in self.shift_registers),
                 "chained_tiles": sum(p.tiles for p in self.pubs if p.tiles > 1),
-                "sram_words": [p.sram_words for p in self.pubs]}
+                "sram_words": [p.sram_words for p in self.pubs],
+                "register_files": len(self.register_files),
+                "register_file_words": sum(r.words for r in self.register_files),
+                "bank_selects": len(self.selects)}
 
     def to_dict(self) -> dict:
         return {"buffer": self.buffer, "level": self.level, "inputs": self.inputs,
                 "outputs": self.outputs, "pubs": [p.to_dict() for p in self.pubs],
                 "shift_registers": [s.to_dict() for s in self.shift_registers],
+                "register_files": [r.to_dict() for r in self.register_files],
+                "selects": [b.to_dict() for b in self.selects],
                 "connections": self.connections, "notes": self.notes, "stats": self.stats()}
 
     def to_json(self, **kw) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from ..ir.ubuf import UBPort, UnifiedBuffer
+from . import flow_table
 from .common import t2addr
 
 
@@ -118,8 +119,18 @@ def _constant_single_assignment(ub: UnifiedBuffer, pout: UBPort) -> Distance | N
 def constant_distances(ub: UnifiedBuffer) -> dict[str, Distance]:
     """Every output port of ``ub`` whose reads all take the value of one input port written a
     constant number of cycles earlier (the data structure of §5.1.1), keyed by output port.
-    Single-assignment buffers use eqs. 5.1–5.3 directly; others the latest-write value flow."""
+    Buffers whose ports are affine box streams are evaluated on the enumerated streams
+    (:mod:`.flow_table`, the same finite sets); otherwise single-assignment buffers use
+    eqs. 5.1–5.3 directly and others the latest-write value flow."""
     out: dict[str, Distance] = {}
+    ft = flow_table.tables(ub)
+    if ft is not None:
+        # the same sets enumerated (:mod:`.flow_table`): the latest write of each read
+        for pout in ub.outputs:
+            d = flow_table.constant_distance(ft, pout.name)
+            if d is not None and d[1] >= 0:
+                out[pout.name] = Distance(ub.inputs[d[0]].name, pout.name, d[1])
+        return out
     if single_assignment(ub):
         for pout in ub.outputs:
             d = _constant_single_assignment(ub, pout)

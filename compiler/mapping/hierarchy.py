@@ -2,10 +2,13 @@
 
 The abstraction stays level-agnostic until mapping. Buffers that exchange data with the host
 (``input``/``output`` kinds) live in the global buffer (GLB) and reach the array through IO
-streams. A buffer whose every output port is served by wires and shift registers after port
-reduction needs no memory tile and lives in registers (REG); otherwise it is mapped to memory
-tiles (MEM). A user hint (``store_in``, ``BufferDecl.level``) overrides the choice when it is
-feasible; a REG hint for a buffer that still needs memory ports is an error.
+streams. A buffer whose every output port is served by wires, shift registers and register
+files after port reduction and banking needs no memory tile and lives in registers (REG):
+banks of at most the shift-register threshold of words (§5.1.2, default 20; a weight is one
+word) become register files (:mod:`.registers`) rather than memory tiles. Otherwise it is
+mapped to memory tiles (MEM). A user hint (``store_in``, ``BufferDecl.level``) overrides the
+choice when it is feasible (MEM keeps small banks in memory tiles); a REG hint for a buffer
+that still needs memory ports is an error.
 """
 from __future__ import annotations
 

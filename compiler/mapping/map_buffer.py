@@ -3,15 +3,22 @@
 1. dependence distances (:mod:`.dependence`) and the shift-register tree (:mod:`.shift_register`):
    output ports at a constant distance from an input port become wires, register chains and
    delay memories (a delay memory is a small unified buffer: the input port and the same stream
-   ``delay`` cycles later, thesis Fig. 5.5 **MEM**);
+   ``delay`` cycles later, thesis Fig. 5.5 **MEM**, addressed in stream order,
+   :func:`.linearize.stream_layout`);
 2. output-port sharing (:mod:`.port_sharing`) among the remaining output ports;
 3. banking (:mod:`.banking`) of the ports that still read memory, then bank merging
-   (:mod:`.merge`) with the delay memories, up to the PUB's port counts;
-4. per memory block: linearization with circular-buffer modulo (:mod:`.linearize`), chaining by
+   (:mod:`.merge`) with the delay memories, up to the PUB's port counts; when a port still
+   spans several banks, it is split by writer and rebuilt by a bank select
+   (:mod:`.bank_select`, the fallback after duplication);
+4. per memory block: linearization with circular-buffer modulo (:mod:`.linearize`; an outer
+   tile loop that rewrites the same addresses is an extra address dimension), chaining by
    capacity (:mod:`.chaining`), vectorization and AGG/SRAM/TB scheduling (:mod:`.vectorize`);
-5. the memory level (:mod:`.hierarchy`).
+5. the memory level (:mod:`.hierarchy`); a bank of at most ``threshold`` words becomes a
+   register file (:mod:`.registers`) instead of a memory tile.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -19,14 +26,18 @@ from ubgen.arch import Arch, PUBParams, load_arch
 
 from ..ir.ubimpl import PUBBlock, ShiftRegister, UBImpl
 from ..ir.ubuf import UnifiedBuffer
+from .bank_select import SpansBanks, split_by_writer
 from .banking import bank_buffer, choose_banking
 from .chaining import chain_tiles
 from .common import Affine, MappingError, Stream, port_stream, shifted_port
 from .dependence import constant_distances
 from .hierarchy import host_level, select_level
-from .linearize import linear, live_span, next_pow2, offset_vector, reduce_offsets
+from .lane_banking import bank_lanes, choose_lane_banking
+from .linearize import (box_layout, linear, live_span, next_pow2, reduce_offsets,
+                        stream_layout, tile_dims, versions_match, with_tile_dims)
 from .merge import merge_banks
 from .port_sharing import share_output_ports
+from .registers import register_file
 from .shift_register import DEFAULT_THRESHOLD, delay_tree
 from .vectorize import WordStream, enumerate_affine, pub_configs
 
@@ -35,15 +46,37 @@ def _arch(arch: Arch | str | None) -> Arch:
     return arch if isinstance(arch, Arch) else load_arch(arch or "pub")
 
 
-def _addr_range(s: Stream, d: int) -> tuple[int, int]:
-    a = s.addr[d]
-    lo = a.start + sum(min(0, st) * (e - 1) for st, e in zip(a.strides, s.extents))
-    hi = a.start + sum(max(0, st) * (e - 1) for st, e in zip(a.strides, s.extents))
-    return lo, hi
-
-
 def _max(a: Affine, extents) -> int:
     return a.start + sum(max(0, s) * (e - 1) for s, e in zip(a.strides, extents))
+
+
+def _layout(streams: list[Stream], fw: int) -> tuple[list[int], tuple[int, ...]]:
+    """Lowest address and row-major offset vector (§5.6) over the address box of ``streams``,
+    rows padded to the fetch width."""
+    return box_layout(streams, pad=fw)[:2]
+
+
+def _tile_versioned(ins: list[Stream], outs: list[Stream], fw: int
+                    ) -> tuple[list[Stream], list[Stream]]:
+    """The streams with their outer tile loops as extra address dimensions (:func:`.linearize
+    .tile_dims`), when that versioning is exactly what every read sees; else unchanged."""
+    streams = ins + outs
+    k = tile_dims([s.extents for s in streams], [s.addr for s in streams])
+    if not k or not ins or not outs:
+        return ins, outs
+    aug = [replace(s, addr=with_tile_dims(s.extents, s.addr, k)) for s in streams]
+
+    def ids(group: list[Stream]):
+        lows, offs = _layout(group, fw)
+        return [enumerate_affine(s.extents, linear(s.addr, offs, lows)) for s in group]
+    plain, vers = ids(streams), ids(aug)
+    times = [enumerate_affine(s.extents, s.time) for s in streams]
+    n = len(ins)
+    cat = np.concatenate
+    if not versions_match(cat(times[:n]), cat(plain[:n]), cat(vers[:n]),
+                          cat(times[n:]), cat(plain[n:]), cat(vers[n:])):
+        return ins, outs
+    return aug[:n], aug[n:]
 
 
 def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
@@ -51,19 +84,10 @@ def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
     fw = pub.fetch_width
     ins = [port_stream(p) for p in bank.inputs]
     outs = [port_stream(p) for p in bank.outputs]
+    ins, outs = _tile_versioned(ins, outs, fw)
     streams = ins + outs
-    ndim = len(streams[0].addr)
-    lows, extents = [], []
-    for d in range(ndim):
-        rng = [_addr_range(s, d) for s in streams]
-        lo, hi = min(r[0] for r in rng), max(r[1] for r in rng)
-        lows.append(lo)
-        extents.append(hi - lo + 1)
-    # degenerate address dimensions (extent 1, e.g. a fully partitioned bank dimension) take
-    # no room in the layout
-    live = [d for d, e in enumerate(extents) if e > 1] or [0]
-    sub = offset_vector([extents[d] for d in live], pad=fw)
-    offsets = full = tuple(sub[live.index(d)] if d in live else 0 for d in range(ndim))
+    lows, offsets = _layout(streams, fw)
+    full = offsets
 
     def lin(s: Stream, offs) -> Affine:
         return linear(s.addr, offs, lows)
@@ -88,7 +112,8 @@ def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
         max_addr = min(max_addr, circ - 1)
     else:
         chain = chain_tiles(max_addr, capacity, pub.chain_bits, buffer)
-    cfgs = pub_configs(words[:len(ins)], words[len(ins):], pub, buffer)
+    wrap = pub.sram_depth if chain.tiles == 1 else 1 << (pub.sram_addr_width + pub.chain_bits)
+    cfgs = pub_configs(words[:len(ins)], words[len(ins):], pub, buffer, sram_wrap=wrap)
     return PUBBlock(bank.name, buffer, [p.name for p in bank.inputs],
                     [p.name for p in bank.outputs], cfgs, chain.tiles,
                     capacity_words=circ or 0, sram_words=min(circ or max_addr + 1, max_addr + 1))
@@ -99,7 +124,24 @@ def map_buffer(ub: UnifiedBuffer, arch: Arch | str | None = None,
     """Map one unified buffer onto shift registers and PUBs of ``arch``; a buffer that cannot
     be mapped raises a one-line :class:`MappingError` starting ``buffer <name>:``."""
     try:
-        return _map_buffer(ub, _arch(arch), threshold, level)
+        try:
+            return _map_buffer(ub, _arch(arch), threshold, level)
+        except SpansBanks:
+            # §5.1.4 first (ports reading the same stream share one select), then split the
+            # remaining ports by writer (:mod:`.bank_select`)
+            shares = [s for s in share_output_ports(ub, [p.name for p in ub.outputs])
+                      if s.delay <= threshold]
+            split = split_by_writer(ub, {s.follower for s in shares})
+            if split is None:
+                raise
+            impl = _map_buffer(split[0], _arch(arch), threshold, level)
+            impl.outputs = [p.name for p in ub.outputs]
+            impl.selects = split[1]
+            impl.shift_registers += [ShiftRegister(s.leader, s.follower, s.delay)
+                                     for s in shares]
+            impl.connections = {p.name: p.name for p in ub.outputs}
+            impl.notes.append(f"{len(split[1])} ports split over banks by writer (bank select)")
+            return impl
     except MappingError as e:
         if str(e).startswith(f"buffer {ub.name}:"):
             raise
@@ -121,9 +163,10 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
         taps = {d.pout: d.delay for d in dist.values() if d.pin == pin.name}
         for seg in delay_tree(pin.name, taps, threshold):
             if seg.kind == "memory":
+                fifo = stream_layout(pin)          # §5.6: a delay line's layout is its stream
                 delay_banks.append(UnifiedBuffer(
-                    f"{ub.name}_d{seg.delay}", ub.shape, ub.kind, ub.type,
-                    [pin, shifted_port(pin, seg.dst, seg.delay)]))
+                    f"{ub.name}_d{seg.delay}", None, ub.kind, ub.type,
+                    [fifo, shifted_port(fifo, seg.dst, seg.delay)]))
             else:
                 impl.shift_registers.append(ShiftRegister(seg.src, seg.dst, seg.delay))
     rest = [p.name for p in ub.outputs if p.name not in dist]
@@ -135,18 +178,33 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
     banks: list[UnifiedBuffer] = []
     if leaders:
         banking = choose_banking(ub, leaders, pub.output_ports, pub.input_ports)
-        banks = bank_buffer(ub, leaders, banking)
+        lane = None
+        if banking.duplicated and len(ub.inputs) > pub.input_ports:
+            # copies would take every writer: bank the isomorphic lanes instead (§4.3.2)
+            lane = choose_lane_banking(ub, leaders, pub.output_ports, pub.input_ports)
+        if lane is not None:
+            banking = lane
+            banks, selects = bank_lanes(ub, leaders, banking)
+            impl.selects += selects
+        else:
+            banks = bank_buffer(ub, leaders, banking)
+        selected = {s.dst for s in impl.selects}
         for p in leaders:
             n = sum(any(q.name == p.name for q in b.outputs) for b in banks)
-            if n != 1:
-                raise MappingError(f"buffer {ub.name}: output {p.name} reads {n} banks; "
+            if n != 1 and p.name not in selected:
+                raise SpansBanks(f"buffer {ub.name}: output {p.name} reads {n} banks; "
                                    f"a port must stay within one bank")
         if banking.banks > 1 or banking.duplicated:
             impl.notes.append(f"banking factors {list(banking.factors)}"
                               + (" (duplicated)" if banking.duplicated else ""))
     blocks = merge_banks(delay_banks + banks, pub.output_ports, pub.input_ports)
     for b in blocks:
-        impl.pubs.append(build_pub(b, pub, ub.name))
+        # §5.4: a bank of at most `threshold` words lives in registers, not in a memory tile
+        rf = register_file(b, ub.name, threshold) if level != "MEM" else None
+        if rf is not None:
+            impl.register_files.append(rf)
+        else:
+            impl.pubs.append(build_pub(b, pub, ub.name))
     impl.level = select_level(ub.name, ub.kind, len(impl.pubs), level)
     impl.connections = {p.name: p.name for p in ub.outputs}
     return impl

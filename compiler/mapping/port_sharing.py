@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from ..ir.ubuf import UBPort, UnifiedBuffer
+from . import flow_table
 from .common import t2addr
 from .dependence import set_values, single_assignment, value_flow
 
@@ -56,18 +57,29 @@ def shares_with(ub: UnifiedBuffer, p: UBPort, q: UBPort, max_candidates: int = 1
 
 def share_output_ports(ub: UnifiedBuffer, ports: list[str]) -> list[Share]:
     """Greedy §5.1.4 over ``ports`` (names of output ports still needing a memory port): each
-    port is fed from the earliest leader it can share with, else becomes a leader."""
+    port is fed from the earliest leader it can share with, else becomes a leader. Delays are
+    found on the enumerated streams (:func:`.flow_table.share_delay`, the smallest valid delay)
+    when every port is an affine box stream, else with isl (:func:`shares_with`)."""
     by_name = {p.name: p for p in ub.outputs}
     leaders: list[UBPort] = []
     shares: list[Share] = []
+    ft = flow_table.tables(ub) if len(ports) > 1 else None
+    if ft is not None:
+        sa, flows = single_assignment(ub), {}
+
+        def share(p: UBPort, q: UBPort) -> int | None:
+            return flow_table.share_delay(ft, p.name, q.name, sa, flows)
+    else:
+        def share(p: UBPort, q: UBPort) -> int | None:
+            return shares_with(ub, p, q)
     for name in ports:
         q = by_name[name]
         for p in leaders:
-            d = shares_with(ub, p, q)
+            d = share(p, q)
             if d is not None:
                 shares.append(Share(p.name, q.name, d))
                 break
-            d = shares_with(ub, q, p)
+            d = share(q, p)
             if d is not None and not any(s.follower == p.name for s in shares):
                 # q runs ahead of p: q becomes the leader of p's group
                 leaders[leaders.index(p)] = q

@@ -249,11 +249,14 @@ def serving_fetch(ws: WordStream, sram2tb: ControllerConfig, fw: int, tb_depth: 
 
 
 def late_reads(ins: list[WordStream], outs: list[WordStream], cfgs: dict, fw: int,
-               tb_depth: int) -> int:
+               tb_depth: int, sram_wrap: int | None = None) -> int:
     """Exact SRAM check: reads whose element reaches the SRAM (``agg2sram``) in or after the
-    cycle of the fetch that serves them, or whose AGG slot was overwritten before it was
-    written to the SRAM (``agg2sram`` later than the first write of the word two ahead)."""
+    cycle of the fetch that serves them, whose SRAM word was overwritten by another SRAM write
+    to the same physical word (word address mod ``sram_wrap``, the circular buffer of §5.6)
+    between the two, or whose AGG slot was overwritten before it was written to the SRAM
+    (``agg2sram`` later than the first write of the word two ahead)."""
     t_w, e_w, c_w = [], [], []
+    sw_c, sw_a = [], []
     for p, ws in enumerate(ins):
         ws = ws.squeeze()
         E = ws.extents
@@ -269,9 +272,18 @@ def late_reads(ins: list[WordStream], outs: list[WordStream], cfgs: dict, fw: in
         t_w.append(tw)
         e_w.append(enumerate_affine(E, ws.element))
         c_w.append(a2s[fire])
+        s = cfgs[f"agg2sram_{p}"].addresses["sram"]
+        sw_c.append(a2s)
+        sw_a.append(enumerate_affine(cfgs[f"agg2sram_{p}"].extents, Affine(s.start, s.strides)))
     if not ins:
         return 0
     t_w, e_w, c_w = np.concatenate(t_w), np.concatenate(e_w), np.concatenate(c_w)
+    # SRAM writes by (physical word, cycle), to find the last one before each fetch
+    sw_c, sw_a = np.concatenate(sw_c), np.concatenate(sw_a)
+    if sram_wrap:
+        sw_a = sw_a % sram_wrap
+    sbig = int(max(sw_c.max(initial=0), 0)) + 2
+    skey = np.sort(sw_a * sbig + sw_c)
     big = int(max(t_w.max(), max(enumerate_affine(o.extents, o.time).max() for o in outs))) + 1
     key = e_w * big + t_w
     order = np.argsort(key, kind="stable")
@@ -284,7 +296,16 @@ def late_reads(ins: list[WordStream], outs: list[WordStream], cfgs: dict, fw: in
         e_r = enumerate_affine(ws2.extents, ws2.element)
         k = np.searchsorted(key, e_r * big + t_r, side="right") - 1
         has = (k >= 0) & (e_s[np.maximum(k, 0)] == e_r)
-        bad += int((has & ((f < 0) | (c_s[np.maximum(k, 0)] >= f))).sum())
+        c_el = c_s[np.maximum(k, 0)]
+        bad += int((has & ((f < 0) | (c_el >= f))).sum())
+        # the last SRAM write to the fetched word before the fetch must be the element's own
+        ok = has & (f >= 0) & (c_el < f)
+        w_r = enumerate_affine(ws2.extents, ws2.addr) // fw
+        if sram_wrap:
+            w_r = w_r % sram_wrap
+        j = np.searchsorted(skey, w_r * sbig + np.minimum(f, sbig - 1) - 1, side="right") - 1
+        last = skey[np.maximum(j, 0)] - w_r * sbig
+        bad += int((ok & (j >= 0) & (last != c_el)).sum())
     return bad
 
 
@@ -295,8 +316,10 @@ def fire_cycles(cfg: ControllerConfig) -> np.ndarray:
 
 
 def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, name: str,
-                max_slack: int | None = None) -> dict[str, ControllerConfig]:
-    """All PUB controller configs of one physical buffer (§5.5.3 scheduling included)."""
+                max_slack: int | None = None, sram_wrap: int | None = None
+                ) -> dict[str, ControllerConfig]:
+    """All PUB controller configs of one physical buffer (§5.5.3 scheduling included).
+    ``sram_wrap``: the SRAM words that word addresses wrap at (an unchained PUB's depth)."""
     fw = pub.fetch_width
     if len(ins) > pub.input_ports or len(outs) > pub.output_ports:
         raise MappingError(f"buffer {name}: {len(ins)} inputs / {len(outs)} outputs exceed the "
@@ -348,12 +371,13 @@ def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, n
                 cfgs[f"in2agg_{p}"], cfgs[f"agg2sram_{p}"] = c[1]
             for q, c in enumerate(chosen_r):
                 cfgs[f"sram2tb_{q}"], cfgs[f"tb2out_{q}"] = c[1]
-            if not late_reads(ins, outs, cfgs, fw, pub.tb_depth):
+            if not late_reads(ins, outs, cfgs, fw, pub.tb_depth, sram_wrap):
                 return cfgs
             late = True
     if late:
         raise MappingError(f"buffer {name}: some read comes too soon after its write for the "
                            f"wide-fetch SRAM (AGG -> SRAM -> TB takes at least "
-                           f"{fw + 3} cycles; thesis §5.5.3 asks the scheduler for 2 x FW)")
+                           f"{fw + 3} cycles; thesis §5.5.3 asks the scheduler for 2 x FW), "
+                           f"or its SRAM word is overwritten before it is fetched")
     raise MappingError(f"buffer {name}: no conflict-free single-port SRAM schedule within "
                        f"{max_slack} cycles of slack")

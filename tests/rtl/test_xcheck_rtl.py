@@ -13,9 +13,14 @@ from sim.rtl_xcheck import run_xcheck
 pytestmark = pytest.mark.rtl
 
 # gaussian and harris are the thesis's line-buffer apps (Table 7.8: 1 and 5 MEMs).
-APPS = ["gaussian", "harris"]
+# brighten_blur is the running example (Fig. 3.1 / Fig. 5.1c: shift registers and ONE MEM, a
+# one-row circular line buffer that every tile of Fig. 4.1 rewrites); two tiles of 64x64 keep
+# the run short while crossing a tile boundary of the circular buffer.
+APPS = ["gaussian", "harris", "brighten_blur"]
+SIZES = {"brighten_blur": {"tiles": 2}}
 
 
 def test_xcheck_pub():
-    # One PUB for gaussian and five for harris (thesis Table 7.8), each checked on the RTL.
-    assert run_xcheck(APPS) == 1 + 5
+    # One PUB for gaussian, five for harris (Table 7.8), one for brighten_blur (Fig. 3.1),
+    # each checked on the RTL.
+    assert run_xcheck(APPS, sizes=SIZES) == 1 + 5 + 1
