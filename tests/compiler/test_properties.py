@@ -122,7 +122,7 @@ def stencil_pipelines(draw):
     return prog.validate()
 
 
-@settings(max_examples=200, **SETTINGS)
+@settings(max_examples=400, **SETTINGS)
 @given(stencil_pipelines())
 def test_random_stencil_pipelines(prog):
     check(prog)
@@ -189,7 +189,7 @@ def affine_nests(draw):
     return prog.validate()
 
 
-@settings(max_examples=150, **SETTINGS)
+@settings(max_examples=400, **SETTINGS)
 @given(affine_nests())
 def test_random_affine_nests(prog):
     check(prog)
