@@ -6,7 +6,7 @@ ARCH    ?= pub
 TARGET  ?= ecp5
 DESIGN  ?= pub
 JOBS    ?= 2
-BENCH_ARCHS ?= cgra_4x4 cgra_8x8 cgra_16x32
+BENCH_ARCHS ?= cgra_4x4 cgra_4x16 cgra_8x8 cgra_16x32
 
 .PHONY: setup verilog sim test regress fpga bench clean help
 
@@ -15,11 +15,13 @@ help:
 	@echo "make test               the test suite (what CI runs)"
 	@echo "make regress            the large regressions (pytest -m regress)"
 	@echo "make verilog [ARCH=pub] write generated Verilog and register maps to rtl/"
-	@echo "                        (ARCH=cgra_4x4|cgra_8x8|cgra_16x32: the whole accelerator too)"
+	@echo "                        (ARCH=cgra_4x4|cgra_4x16|cgra_8x8|cgra_16x32: the whole"
+	@echo "                        accelerator too)"
 	@echo "make fpga TARGET=ice40|ecp5 DESIGN=pub|dpbuf|pe|pe_tile|mem_tile|cgra_4x4"
 	@echo "                        Yosys + nextpnr report under build/fpga/ (docs/fpga.md)"
 	@echo "make bench              benchmarks: PUB vs DP area; Verilator build time and cycles/s of"
-	@echo "                        the arrays in BENCH_ARCHS (default: cgra_4x4 cgra_8x8 cgra_16x32; ~30 min)"
+	@echo "                        the arrays in BENCH_ARCHS (default: cgra_4x4 cgra_4x16 cgra_8x8"
+	@echo "                        cgra_16x32; ~30 min; docs/array.md)"
 	@echo "make setup | clean"
 
 $(STAMP): pyproject.toml

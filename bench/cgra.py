@@ -19,10 +19,18 @@ prints them: that keeps the whole datapath observable (otherwise Verilator delet
 dead logic) and the bench checks them: destination word ``i`` must be source word
 ``i - 1 - L`` (``glb2f`` latency 1, ``L`` = the route's latency on the routing graph).
 
+It also prints how many clock cycles its AXI-Lite configuration writes and read-back reads took;
+the bench reports them (cycles per write and per read) with the wall-clock cost of the host
+traffic: the short streaming run minus the short idle run (same cycle count; the difference is
+the configuration, the read-back and the streaming itself).
+
 The tile modules are Verilated hierarchically (``hier_block``) unless ``--flat``: see
 docs/array.md "Verilator".
 
-Usage: ``python bench/cgra.py [--arch cgra_4x4 cgra_8x8 cgra_16x32] [--seconds 10] [--flat]``.
+Usage: ``python bench/cgra.py [--arch cgra_4x4 cgra_4x16 cgra_8x8 cgra_16x32] [--seconds 10]
+[--flat] [--measure-only]`` (any arch of ``constraints/arch/`` with an ``[array]`` section;
+``--measure-only`` re-measures the cycles/s of the executables of an earlier run, which matters
+on a shared machine, where the load moves them by a factor of 2).
 Peak memory is the largest single process of each step (``getrusage`` of the children). The
 machine's load (``/proc/loadavg``) is printed with the figures; times are wall-clock.
 """
@@ -41,12 +49,13 @@ import networkx as nx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sim.runner import BUILD, build_model                          # noqa: E402
+from sim.runner import BUILD, ModelBuild, StepResult, build_model  # noqa: E402
 from ubgen.arch import ArchError, load_arch                        # noqa: E402
 from ubgen.array import KINDS, tile_module                         # noqa: E402
 from ubgen.array.graph import path_latency, port_node, route_writes, routing_graph  # noqa: E402
 from ubgen.array.layout import ArrayLayout                         # noqa: E402
 from ubgen.array.routes import add_pipeline_registers, route       # noqa: E402
+from ubgen.cli import has_array                                    # noqa: E402
 from ubgen.controller import AffineMap, ControllerConfig, encode_controller  # noqa: E402
 from ubgen.io.io_tile import io_layouts                            # noqa: E402
 from ubgen.top import top_module, write_verilog                    # noqa: E402
@@ -110,7 +119,8 @@ def dst_base(arch, stream: dict) -> int:
 
 def testbench(arch, streams) -> str:
     """The host testbench: optional configuration from ``writes.hex`` (``+stream=1``), START,
-    ``+cycles=N`` cycles, STOP, read-back of ``CHECK_WORDS`` words of each destination bank."""
+    ``+cycles=N`` cycles, STOP, read-back of ``CHECK_WORDS`` words of each destination bank.
+    Prints the clock cycles of the configuration writes and of the read-back."""
     top = top_module(arch)
     ports = ",\n    ".join(f".s_axil_{s}({s})" for s in AXI)
     reads = "\n      ".join(
@@ -130,6 +140,8 @@ module bench_tb;
   wire [1:0] bresp, rresp;
   wire [31:0] rdata;
   reg [63:0] writes [0:65535];
+  int unsigned cyc = 0;
+  always @(posedge clk) cyc <= cyc + 1;
   {top} dut(.clk(clk), .rst(rst),
     {ports});
 
@@ -159,6 +171,7 @@ module bench_tb;
 
   initial begin
     int n, stream, count;
+    int unsigned c0;
     reg [31:0] d;
     if (!$value$plusargs("cycles=%d", n)) n = 1000;
     if (!$value$plusargs("stream=%d", stream)) stream = 0;
@@ -167,14 +180,18 @@ module bench_tb;
     #1 rst = 0;
     if (stream != 0) begin
       $readmemh("writes.hex", writes, 0, count - 1);
+      c0 = cyc;
       for (int i = 0; i < count; i++) axi_write(writes[i][63:32], writes[i][31:0]);
+      $display("config %0d writes %0d cycles", count, cyc - c0);
     end
     axi_write(32'h{control_address("START"):08x}, 1);
     repeat (n) @(posedge clk);
     #1;
     axi_write(32'h{control_address("START"):08x}, 0);
     if (stream != 0) begin
+      c0 = cyc;
       {reads}
+      $display("readback %0d reads %0d cycles", {CHECK_WORDS * len(streams)}, cyc - c0);
     end
     $finish;
   end
@@ -182,9 +199,36 @@ endmodule
 """
 
 
+def bench_dir(arch, flat: bool) -> Path:
+    """The bench's build directory of ``arch`` (Verilog, model, ``bench.json``)."""
+    return BUILD / f"bench_{arch.name}{'_flat' if flat else ''}"
+
+
+def previous_build(arch, flat: bool, opt: str):
+    """The executable an earlier run built, as :func:`build` returns it, with that run's build
+    figures (its ``bench.json``), for re-measuring the cycles/s without rebuilding."""
+    out = bench_dir(arch, flat)
+    try:
+        prev = json.loads((out / "bench.json").read_text())
+    except FileNotFoundError:
+        raise SystemExit(f"bench/cgra.py: no earlier build of {arch.name} in {out} "
+                         f"(run without --measure-only first)") from None
+    model = ModelBuild(out / "model" / "obj" / "bench_tb", out / "model",
+                       StepResult(**prev["verilate"]), StepResult(**prev["compile"]))
+    if not model.binary.exists():
+        raise SystemExit(f"bench/cgra.py: {model.binary} is missing (run without "
+                         f"--measure-only first)")
+    if prev["opt"] != opt:
+        raise SystemExit(f"bench/cgra.py: the earlier build of {arch.name} used --opt="
+                         f"{prev['opt']}, not {opt}")
+    writes, streams = stream_plan(arch)
+    return model, prev["generate_s"], streams, len(writes)
+
+
 def build(arch, flat: bool, opt: str):
-    """Generate and build; return (ModelBuild, generation seconds, streams, writes file)."""
-    out = BUILD / f"bench_{arch.name}{'_flat' if flat else ''}"
+    """Generate and build; return (ModelBuild, generation seconds, streams, number of
+    configuration writes)."""
+    out = bench_dir(arch, flat)
     t0 = time.perf_counter()
     sources = write_verilog(arch, out / "rtl")
     writes, streams = stream_plan(arch)
@@ -224,12 +268,32 @@ def check_stream(arch, out: str, streams) -> None:
                                  f"{got.get((s['dst'], i))} != source word {i - shift}")
 
 
-def rate(model, arch, stream: bool, count: int, seconds: float, streams=None) -> float:
-    """Marginal simulated cycles per second: a short run, then one sized to last ~seconds."""
+def host_traffic(out: str) -> dict:
+    """The AXI-Lite traffic the testbench reports: configuration writes and read-back reads,
+    each with its count and clock cycles."""
+    got = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 5 and parts[0] in ("config", "readback") and parts[4] == "cycles":
+            got[parts[0]] = (int(parts[1]), int(parts[3]))
+    if set(got) != {"config", "readback"}:
+        raise SystemExit(f"bench/cgra.py: the testbench printed no configuration/read-back "
+                         f"cycle counts:\n{out}")
+    (writes, w_cycles), (reads, r_cycles) = got["config"], got["readback"]
+    return {"config_writes": writes, "config_cycles": w_cycles,
+            "cycles_per_write": round(w_cycles / max(writes, 1), 2),
+            "readback_reads": reads, "readback_cycles": r_cycles,
+            "cycles_per_read": round(r_cycles / max(reads, 1), 2)}
+
+
+def rate(model, arch, stream: bool, count: int, seconds: float,
+         streams=None) -> tuple[float, float, str]:
+    """Marginal simulated cycles per second: a short run, then one sized to last ~seconds.
+    Returns (cycles/s, wall seconds of the short run, the short run's output)."""
     short = 200
-    t_short, out = run(model, short, stream, count)
+    t_short, short_out = run(model, short, stream, count)
     if stream:
-        check_stream(arch, out, streams)
+        check_stream(arch, short_out, streams)
     probe = 2000
     t_probe, _ = run(model, short + probe, stream, count)
     est = probe / max(t_probe - t_short, 1e-3)
@@ -239,35 +303,49 @@ def rate(model, arch, stream: bool, count: int, seconds: float, streams=None) ->
     t_long, out = run(model, long, stream, count)
     if stream:
         check_stream(arch, out, streams)
-    return (long - short) / max(t_long - t_short, 1e-9)
+    return (long - short) / max(t_long - t_short, 1e-9), t_short, short_out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--arch", nargs="+", default=["cgra_4x4", "cgra_8x8", "cgra_16x32"])
+    ap.add_argument("--arch", nargs="+",
+                    default=["cgra_4x4", "cgra_4x16", "cgra_8x8", "cgra_16x32"])
     ap.add_argument("--seconds", type=float, default=10.0,
                     help="target wall-clock length of the long simulation run")
     ap.add_argument("--flat", action="store_true",
                     help="no hierarchical Verilation (flatten the tiles into the array)")
     ap.add_argument("--opt", default="-Os",
                     help="C++ optimisation of the model's evaluation code (write --opt=-O0)")
+    ap.add_argument("--measure-only", action="store_true",
+                    help="re-measure the cycles/s of the executables an earlier run built "
+                    "(its build figures are kept)")
     args = ap.parse_args(argv)
     try:
         archs = [load_arch(a) for a in args.arch]
     except ArchError as e:
         print(f"bench/cgra.py: {e}", file=sys.stderr)
         return 2
+    for arch in archs:
+        if not has_array(arch):
+            print(f"bench/cgra.py: {arch.name} describes no array (no [array] section); "
+                  f"choose a constraints/arch/cgra_* file", file=sys.stderr)
+            return 2
     rows = []
     for arch in archs:
-        model, gen_s, streams, count = build(arch, args.flat, args.opt)
-        idle = rate(model, arch, False, count, args.seconds)
-        stream = rate(model, arch, True, count, args.seconds, streams)
+        if args.measure_only:
+            model, gen_s, streams, count = previous_build(arch, args.flat, args.opt)
+        else:
+            model, gen_s, streams, count = build(arch, args.flat, args.opt)
+        idle, t_idle, _ = rate(model, arch, False, count, args.seconds)
+        stream, t_stream, out = rate(model, arch, True, count, args.seconds, streams)
+        host = {**host_traffic(out), "wall_s": round(t_stream - t_idle, 2)}
         tiles = (arch.array.rows + 1) * arch.array.columns
         row = {"arch": arch.name, "tiles": tiles, "hierarchical": not args.flat,
                "opt": args.opt, "generate_s": round(gen_s, 1),
                "verilate": vars(model.verilate), "compile": vars(model.compile),
                "build_s": round(model.total_s, 1), "peak_rss_mb": model.peak_rss_mb,
                "idle_cycles_per_s": round(idle), "stream_cycles_per_s": round(stream),
+               "rates_remeasured": args.measure_only, "host_traffic": host,
                "streams": streams, "load": open("/proc/loadavg").read().split()[:3]}
         rows.append(row)
         (model.build_dir.parent / "bench.json").write_text(json.dumps(row, indent=1) + "\n")
@@ -275,8 +353,12 @@ def main(argv=None) -> int:
               f"{model.total_s:.1f} s (verilate {model.verilate.wall_s:.1f} s + C++ "
               f"{model.compile.wall_s:.1f} s), peak {model.peak_rss_mb:.0f} MB, idle "
               f"{idle:.0f} cycles/s, streaming {stream:.0f} cycles/s "
-              f"({len(streams)} streams through {streams[0]['switch_boxes']} switch boxes)",
-              flush=True)
+              f"({len(streams)} streams through {streams[0]['switch_boxes']} switch boxes); "
+              f"AXI-Lite: {host['config_writes']} configuration writes in "
+              f"{host['config_cycles']} cycles ({host['cycles_per_write']} per write), "
+              f"{host['readback_reads']} reads in {host['readback_cycles']} cycles "
+              f"({host['cycles_per_read']} per read); short streaming run - short idle run "
+              f"{host['wall_s']} s", flush=True)
     print(f"\nload average: {open('/proc/loadavg').read().split()[:3]} on {os.cpu_count()} CPUs"
           f"; {'flat' if args.flat else 'hierarchical'} Verilation, C++ {args.opt}")
     print("| arch | tiles | generate (s) | verilate (s) | C++ (s) | peak RSS (MB) "

@@ -152,8 +152,9 @@ def parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verilog", help="write generated Verilog and register maps",
                        description="Write <block>.v and <block>_regmap.json for the PUB and the "
                                    "DP-SRAM + AG buffer; for an arch with an [array] section "
-                                   "(cgra_4x4, cgra_8x8, cgra_16x32) also the whole accelerator: "
-                                   "cgra_top_<arch>.v (AXI4-Lite top, global buffer, array), "
+                                   "(cgra_4x4, cgra_4x16, cgra_8x8, cgra_16x32) also the whole "
+                                   "accelerator: cgra_top_<arch>.v (AXI4-Lite top, global "
+                                   "buffer, array), "
                                    "one module per tile kind, the address map, the routing graph "
                                    "and the full register map.")
     v.add_argument("--arch", default="pub", help=arch_help)

@@ -12,7 +12,7 @@ Besides the bare blocks, the registry holds the tiles exactly as the array build
 interconnect configuration registers, :class:`ubgen.array.tile.Tile`) and the whole
 ``cgra_4x4`` top (:class:`ubgen.top.CGRATop`: AXI4-Lite slave, array and global buffer). A design
 may carry a default architecture and a default device per target (the whole array needs the
-ECP5 85k part).
+ECP5 85k part; the MEM tile routes there and not, in reasonable time, on the 25k).
 
 The wrapper exists because a memory tile has more ports than an FPGA package has pins. It keeps
 the design whole: every design input is driven by a register and every design output ends in a
@@ -166,7 +166,9 @@ register_design("pe_tile", _build_tile("pe"), _TILE_PINS,
                 "registers) + config registers (DESIGN §5.3, thesis §7.1)", arch="cgra_4x4")
 register_design("mem_tile", _build_tile("mem"), _TILE_PINS,
                 "MEM tile as in the array: PUB core + connection boxes + switch boxes (pipeline "
-                "registers) + config registers (DESIGN §5.3, thesis §7.1)", arch="cgra_4x4")
+                "registers) + config registers (DESIGN §5.3, thesis §7.1); on the ECP5 85k by "
+                "default, where router1 finishes (on the 25k it did not)", arch="cgra_4x4",
+                devices={"ecp5": _ECP5_85K})
 register_design("cgra_4x4", _build_cgra_top, _AXIL_PINS,
                 "whole cgra_top: AXI4-Lite slave + array + global buffer (DESIGN §5.4); on the "
                 "largest ECP5 (85k) by default, which it overfills about 2x", arch="cgra_4x4", devices={"ecp5": _ECP5_85K},

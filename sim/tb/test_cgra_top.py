@@ -98,7 +98,8 @@ async def pe_op_sweep(dut):
     for run in sweep["runs"]:
         for word, value in run["expected"]:
             got = await host.read(host.glb(word))
-            assert got == value, f"{run['op']}: GLB word {word:#x} = {got:#x}, expected {value:#x}"
+            assert got == value, (f"{run['op']} {run['operands']}: GLB word {word:#x} = "
+                                  f"{got:#x}, expected {value:#x}")
     dut._log.info("%d PE runs checked", len(sweep["runs"]))
 
 

@@ -4,7 +4,8 @@ would (cocotbext-axi ``AxiLiteMaster``). One Verilator build runs every case of
 
 This side computes the plan: addresses from the top's address map, routes on the exported
 routing graph, controller registers from ``encode_controller``, and every expected value from
-an independent reference (``pe_reference``/``counter_next``, plain-Python arithmetic).
+an independent reference (``pe_reference``/``counter_next``, plain-Python arithmetic). The PE
+sweep's operands are drawn by Hypothesis (:func:`pe_cases`), deterministically.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import json
 import random
 
 import pytest
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from sim.runner import BUILD, run_cocotb
 from ubgen.array.routes import add_pipeline_registers, route
@@ -31,6 +33,10 @@ pytestmark = pytest.mark.rtl
 ARCH = load_arch("cgra_4x4")
 SAMPLES = 6            # f2glb samples per PE-sweep run (COUNTER needs several)
 SAMPLE_START = 3
+CASES_PER_OP = 3       # PE-sweep runs per op, alternately without and with the output register
+
+WORD = st.one_of(st.sampled_from([0, 1, 0x7FFF, 0x8000, 0xFFFF]), st.integers(0, 0xFFFF))
+BIT = st.integers(0, 1)
 
 
 class Planner:
@@ -81,9 +87,59 @@ def illegal_addresses(p: Planner) -> list[int]:
             tile_address(pe, 0) + 2, 0x7FFF_FFFC]
 
 
-def pe_sweep(p: Planner, rng: random.Random) -> dict:
-    """Every PE op through the real config path: a PE with constant inputs, its res routed to
-    IO tile 0 and its res_p to IO tile 1; both IO tiles' f2glb sample SAMPLES cycles."""
+# Operands of one PE-sweep run: three words (about half of them one of the signed and unsigned
+# boundaries 0, 1, 0x7FFF, 0x8000, 0xFFFF), three bits, a LUT, and the modulus that
+# COUNTER uses instead of its first word: 0..SAMPLE_START + SAMPLES (0 never wraps, 1 wraps every
+# cycle), so that it wraps while it is sampled; COUNTER also gets bit 0 set (counting enabled).
+PE_CASE = st.fixed_dictionaries({
+    "words": st.lists(WORD, min_size=3, max_size=3),
+    "bits": st.lists(BIT, min_size=3, max_size=3),
+    "lut": st.integers(0, 255),
+    "modulus": st.integers(0, SAMPLE_START + SAMPLES),
+})
+
+
+def hypothesis_examples(strategy: st.SearchStrategy, n: int) -> list:
+    """The first ``n`` examples Hypothesis generates from ``strategy``, deterministically
+    (``derandomize``, no example database, generation phase only). For inputs of a simulation
+    that is too slow to run once per Hypothesis example: the values are drawn here and checked
+    together in one simulation, whose failure message names the failing case."""
+    out = []
+
+    @settings(max_examples=n, derandomize=True, database=None, phases=[Phase.generate],
+              deadline=None, suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(example):
+        out.append(example)
+
+    collect()
+    if len(out) != n:
+        raise RuntimeError(f"Hypothesis generated {len(out)} examples, {n} needed")
+    return out
+
+
+def pe_cases(per_op: int = CASES_PER_OP) -> list[tuple[Op, int, dict]]:
+    """``(op, index, operands)``: ``per_op`` operand cases (``PE_CASE``) for every op of ``Op``;
+    ``words``, ``bits``, ``lut`` are the op's inputs (COUNTER: ``modulus`` as word 0, bit 0
+    set). Hypothesis's examples are dealt out round-robin (example ``i`` goes to op
+    ``i % len(Op)``), so that consecutive examples, which Hypothesis often derives from one
+    another, test different ops, and the simplest example (all zeros) is one case of one op."""
+    ops = list(Op)
+    cases = []
+    for i, case in enumerate(hypothesis_examples(PE_CASE, per_op * len(ops))):
+        op = ops[i % len(ops)]
+        words, bits = list(case["words"]), list(case["bits"])
+        if op is Op.COUNTER:
+            words[0], bits[0] = case["modulus"], 1
+        cases.append((op, i // len(ops), {"words": words, "bits": bits, "lut": case["lut"]}))
+    return cases
+
+
+def pe_sweep(p: Planner) -> dict:
+    """Every PE op through the real config path, on the operands of :func:`pe_cases`: a PE with
+    constant inputs, its res routed to IO tile 0 and its res_p to IO tile 1; both IO tiles'
+    f2glb sample SAMPLES cycles. Each op runs CASES_PER_OP times, alternately without and with
+    its output register."""
     pe = p.lay.tile_id(1, 0)
     res_route = route(p.g, port_node(pe, "out", "res"), port_node(0, "in", "f2io_16"))
     bit_route = route(p.g, port_node(pe, "out", "res_p"), port_node(1, "in", "f2io_1"))
@@ -95,13 +151,9 @@ def pe_sweep(p: Planner, rng: random.Random) -> dict:
               + p.writes(0, {**sampler, "f2glb_bit": 0}) + p.writes(1, {**sampler,
                                                                         "f2glb_bit": 1}))
     runs = []
-    for k, op in enumerate(op for op in Op for _ in range(2)):
-        words = [rng.choice([rng.randrange(1 << 16), 0, 1, 0x7FFF, 0x8000, 0xFFFF])
-                 for _ in range(3)]
-        bits = [rng.randrange(2) for _ in range(3)]
-        if op is Op.COUNTER:
-            words[0], bits[0] = rng.choice([2, 3, 4]), 1
-        lut, out_reg = rng.randrange(256), k % 2
+    for k, (op, index, case) in enumerate(pe_cases()):
+        words, bits, lut = case["words"], case["bits"], case["lut"]
+        out_reg = index % 2
         values = {"op": int(op), "out_reg": out_reg, "lut": lut}
         for name, x in zip(DATA_INPUTS + BIT_INPUTS, words + bits):
             values[f"{name}_const_en"], values[f"{name}_const"] = 1, x
@@ -121,8 +173,11 @@ def pe_sweep(p: Planner, rng: random.Random) -> dict:
         for i in range(SAMPLES):
             res, res_p = comb[SAMPLE_START + i - out_reg]
             expected += [(p.glb_word(0, base + i), res), (p.glb_word(1, base + i), res_p)]
-        runs.append({"op": op.name, "writes": writes, "expected": expected,
+        runs.append({"op": op.name, "operands": {"words": words, "bits": bits, "lut": lut,
+                                                 "out_reg": out_reg},
+                     "writes": writes, "expected": expected,
                      "done_cycle": SAMPLE_START + SAMPLES + F2GLB_LATENCY})
+    assert {r["op"] for r in runs} == {op.name for op in Op}
     return {"common": common, "runs": runs}
 
 
@@ -165,7 +220,7 @@ def test_cgra_top_rtl():
                 | (ARCH.glb.bank_words.bit_length() - 1) << 24,
         "registers": registers, "status": status,
         "illegal": illegal_addresses(p),
-        "pe_sweep": pe_sweep(p, rng),
+        "pe_sweep": pe_sweep(p),
         "stream": io_stream(p, rng),
     }
     build = BUILD / "cgra_top_4x4"

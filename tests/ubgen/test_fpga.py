@@ -290,6 +290,9 @@ def test_defaults_device_arch_router():
     assert (arch, device, router) == ("cgra_4x4", ("--85k", "--package", "CABGA381"), "router1")
     _, _, arch, device, router = fpga.resolve("ecp5", "pe_tile")
     assert (arch, device) == ("cgra_4x4", tgt.device)
+    _, _, arch, device, router = fpga.resolve("ecp5", "mem_tile")
+    assert (arch, device, router) == ("cgra_4x4", ("--85k", "--package", "CABGA381"), "router1")
+    assert fpga.resolve("ice40", "mem_tile")[3] == fpga.TARGETS["ice40"].device
     _, _, arch, device, router = fpga.resolve("ecp5", "cgra_4x4", "cgra_8x8",
                                               ("--45k", "--package", "CABGA381"), "router2")
     assert (arch, device, router) == ("cgra_8x8", ("--45k", "--package", "CABGA381"), "router2")

@@ -19,7 +19,7 @@ def neighbour_pairs(rows: int, cols: int) -> int:
     return 2 * (rows * (cols - 1) + (rows - 1) * cols)
 
 
-@pytest.mark.parametrize("name", ["cgra_4x4", "cgra_8x8"])
+@pytest.mark.parametrize("name", ["cgra_4x4", "cgra_8x8", "cgra_4x16"])
 def test_graph_structure(name):
     arch = load_arch(name)
     lay = ArrayLayout(arch)
