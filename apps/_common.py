@@ -70,6 +70,21 @@ def copy_stage(prog: Program, stage: str, src: str, dst: str, extents: Sequence[
     return add_op(loop, stage, (dst, *index), [(src, *index)], pass_kernel(f"{stage}_pass", t))
 
 
+def lane_stage(parent: Program | Loop, stage: str, src: str, dst: str, channels: int,
+               lanes: int, width: int, height: int, kernel: Kernel) -> list[Op]:
+    """``dst[c, x, y] = kernel(src[c, x, y])`` with the channels unrolled into ``lanes``
+    parallel ops ``<stage>_<l>`` (channel ``co * lanes + l``) and the pixels walked ``x``
+    innermost: the DNN apps' channel-lane streams (the reference flow's
+    ``hw_input.in().unroll(z)``, apps/resnet.py), one word per lane per cycle."""
+    loop, i = nest(parent, stage, ("co", channels // lanes), ("y", height), ("x", width))
+    ops = []
+    for lane in range(lanes):
+        ch = i["co"] * lanes + lane
+        ops.append(add_op(loop, f"{stage}_{lane}", (dst, ch, i["x"], i["y"]),
+                          [(src, ch, i["x"], i["y"])], kernel))
+    return ops
+
+
 def image_program(name: str, width: int, height: int) -> Program:
     """A stencil app's start: the 8-bit image ``input`` and its ``hw_input`` copy stage."""
     prog = Program(name)

@@ -21,6 +21,15 @@ layer 2 its 3x3 window (``ky, kx``), outside the pixel loops; layer 3 needs one 
 ``share=True`` is the compute-sharing variant of thesis Table 7.6/7.7: the k-th conv op of every
 layer names the unit ``conv_k`` (``Op.add_function(kernel, unit=...)``), so the three layers run
 sequentially on one set of ``unroll`` MAC units.
+
+Channel lanes (``io_lanes``, default 1; the choice resnet takes from the reference flow's ResNet
+layer generator, apps/resnet.py): every per-channel stage that is not a convolution -- the input
+stream, the ``init`` of each accumulator, the activations and the drain -- is unrolled over the
+``unroll`` channel lanes of the convolutions (one op per lane, ``x`` innermost), so each lane's
+memory is written and read pixel by pixel like the convolutions walk it, one word per lane per
+cycle (thesis §4.3.2: isomorphic lanes bank cyclically). ``io_lanes=0`` keeps the channel
+innermost in those stages, one word per cycle (the ablation: a channel-innermost write against a
+pixel-innermost read is a transpose, one SRAM fetch per read).
 """
 from __future__ import annotations
 
@@ -28,12 +37,12 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, maximum, minimum, s16
 
-from ._common import (add_op, check_sizes, mac_kernel, nest, pass_kernel, relu_kernel, require,
-                      small_signed, small_unsigned, to_dtype, wrap)
+from ._common import (add_op, check_sizes, lane_stage, mac_kernel, nest, pass_kernel,
+                      relu_kernel, require, small_signed, small_unsigned, to_dtype, wrap)
 from .resnet import conv_reference
 
 SIZES = {"width": 30, "height": 30, "c_in": 64, "c_mid": 8, "c_out": 64, "unroll": 8,
-         "share": False}
+         "share": False, "io_lanes": 1}
 ACT_MAX = 15
 WEIGHT_MAX = 7
 BIAS_MAX = 32
@@ -46,7 +55,8 @@ def _act_kernel() -> Kernel:
 
 
 def build(width: int = 30, height: int = 30, c_in: int = 64, c_mid: int = 8, c_out: int = 64,
-          unroll: int = 8, share: bool = False) -> Program:
+          unroll: int = 8, share: bool = False,
+          io_lanes: int = 1) -> Program:
     check_sizes("srcnn", width=width - 2, height=height - 2, c_in=c_in, c_mid=c_mid,
                 c_out=c_out, unroll=unroll)
     require("srcnn", c_mid == unroll and c_in % unroll == 0 and c_out % unroll == 0,
@@ -75,8 +85,13 @@ def build(width: int = 30, height: int = 30, c_in: int = 64, c_mid: int = 8, c_o
         idx = [i[d] for d in index]
         add_op(loop, stage, (dst, *idx), [(src, *idx)], pass_kernel(f"{stage}_pass", s16))
 
-    copy("load_input", "input", "in_mem", (("y", height), ("x", width), ("c", c_in)),
-         ("c", "x", "y"))
+    if io_lanes:
+        # one input stream per channel lane (the reference flow's hw_input.in().unroll(z))
+        lane_stage(prog, "load_input", "input", "in_mem", c_in, u, width, height,
+                   pass_kernel("load_input_pass", s16))
+    else:
+        copy("load_input", "input", "in_mem", (("y", height), ("x", width), ("c", c_in)),
+             ("c", "x", "y"))
     copy("load_w1", "w1", "w1_mem", (("k", c_mid), ("c", c_in)), ("c", "k"))
     copy("load_w2", "w2", "w2_mem", (("ky", 3), ("kx", 3), ("k", c_mid), ("c", c_mid)),
          ("c", "k", "kx", "ky"))
@@ -89,11 +104,20 @@ def build(width: int = 30, height: int = 30, c_in: int = 64, c_mid: int = 8, c_o
         return f"conv_{k}" if share else None
 
     def init(stage, dst, bias, w, h):
+        if io_lanes:
+            loop, i = nest(prog, stage, ("y", h), ("x", w))
+            for k in range(c_mid):
+                add_op(loop, f"{stage}_{k}", (dst, k, i["x"], i["y"]), [(bias, k)],
+                       pass_kernel(f"{stage}_pass", s16))
+            return
         loop, i = nest(prog, stage, ("y", h), ("x", w), ("k", c_mid))
         add_op(loop, stage, (dst, i["k"], i["x"], i["y"]), [(bias, i["k"])],
                pass_kernel(f"{stage}_pass", s16))
 
     def activate(stage, src, dst, channels, w, h, kernel):
+        if io_lanes:
+            lane_stage(prog, stage, src, dst, channels, u, w, h, kernel)
+            return
         loop, i = nest(prog, stage, ("y", h), ("x", w), ("k", channels))
         add_op(loop, stage, (dst, i["k"], i["x"], i["y"]), [(src, i["k"], i["x"], i["y"])],
                kernel)
@@ -130,7 +154,8 @@ def build(width: int = 30, height: int = 30, c_in: int = 64, c_mid: int = 8, c_o
 
 
 def make_inputs(seed: int = 0, width: int = 30, height: int = 30, c_in: int = 64,
-                c_mid: int = 8, c_out: int = 64, unroll: int = 8, share: bool = False):
+                c_mid: int = 8, c_out: int = 64, unroll: int = 8, share: bool = False,
+                io_lanes: int = 1):
     return {"input": small_unsigned(seed, (c_in, width, height), ACT_MAX),
             "w1": small_signed(seed + 1, (c_in, c_mid), WEIGHT_MAX),
             "b1": small_signed(seed + 2, (c_mid,), BIAS_MAX),
@@ -141,7 +166,8 @@ def make_inputs(seed: int = 0, width: int = 30, height: int = 30, c_in: int = 64
 
 
 def reference(inputs: dict, width: int = 30, height: int = 30, c_in: int = 64, c_mid: int = 8,
-              c_out: int = 64, unroll: int = 8, share: bool = False):
+              c_out: int = 64, unroll: int = 8, share: bool = False,
+              io_lanes: int = 1):
     ow, oh = width - 2, height - 2
 
     def quantise(acc):

@@ -28,7 +28,7 @@ from ubgen.pub import pub_layouts
 
 from .ir.ubimpl import RegisterFile, UBImpl
 from .ir.ubuf import UnifiedBuffer
-from .mapping.common import t2addr
+from .mapping.common import port_time
 
 
 def decode_controller(regs: dict[str, int], layout: ControllerLayout
@@ -234,6 +234,24 @@ def _points(m: isl.Map) -> np.ndarray:
     return np.array(pts, dtype=np.int64).reshape(-1, n)
 
 
+def port_points(port) -> np.ndarray:
+    """``[t, a0, a1, ...]`` of every access of a unified-buffer port: the points of
+    :func:`~compiler.mapping.common.t2addr`, enumerated over the port's iteration domain
+    (``{ i -> [[t] -> elem[a]] }`` wrapped) so that isl scans the domain's box rather than the
+    cycle range (a tile loop's large cycle stride makes the ``[t] -> elem`` form slow to scan)."""
+    acc = port.access.intersect_domain(port.domain)
+    m = port_time(port).range_product(acc)
+    n_in = m.dim(isl.dim_type.in_)
+    n = 1 + acc.dim(isl.dim_type.out)
+    pts: list[list[int]] = []
+
+    def add(p):
+        pts.append([p.get_coordinate_val(isl.dim_type.set, n_in + i).to_python()
+                    for i in range(n)])
+    m.wrap().foreach_point(add)
+    return np.array(pts, dtype=np.int64).reshape(-1, n)
+
+
 @dataclass
 class CheckReport:
     buffer: str
@@ -260,7 +278,7 @@ def check_buffer(ub: UnifiedBuffer, impl: UBImpl, params: PUBParams | None = Non
     inputs: dict[str, dict[int, int]] = {}
     written: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
     for p in ub.inputs:
-        pts = _points(t2addr(p))
+        pts = port_points(p)
         vals = rng.integers(0, 1 << 16, len(pts))
         inputs[p.name] = {int(r[0]): int(v) for r, v in zip(pts, vals)}
         for r, v in zip(pts, vals):
@@ -271,7 +289,7 @@ def check_buffer(ub: UnifiedBuffer, impl: UBImpl, params: PUBParams | None = Non
     rep = CheckReport(ub.name, conflicts=model.conflicts)
     for p in ub.outputs:
         got = model.streams.get(impl.connections.get(p.name, ""), {})
-        for r in _points(t2addr(p)):
+        for r in port_points(p):
             t, elem = int(r[0]), tuple(r[1:])
             hist = written.get(elem)
             if not hist or hist[0][0] > t:

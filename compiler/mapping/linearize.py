@@ -70,12 +70,36 @@ def address_box(streams: list[Stream]) -> tuple[list[int], list[int]]:
     return lows, extents
 
 
-def box_layout(streams: list[Stream], pad: int = 1) -> tuple[list[int], tuple[int, ...], int]:
+def row_dimension(ins: list[Stream]) -> int | None:
+    """The address dimension that every writer fills row by row: the one its innermost
+    iteration dimension (of more than one iteration) advances with unit stride, moving no
+    other address dimension (``None`` when the writers disagree or none does). The layout puts
+    it innermost so that the writes are wide-word aligned (§5.5.1: "unit inner stride, rows in
+    whole wide words"); resnet's ``in_mem[c, x, y]`` banked by channel lane keeps the channel
+    block as its first index, but the input streams walk ``x``."""
+    rows = set()
+    for s in ins:
+        inner = next((k for k, e in enumerate(s.extents) if e > 1), None)
+        if inner is None:
+            return None
+        moved = [d for d, a in enumerate(s.addr) if a.strides[inner]]
+        if len(moved) != 1 or abs(s.addr[moved[0]].strides[inner]) != 1:
+            return None
+        rows.add(moved[0])
+    return rows.pop() if len(rows) == 1 else None
+
+
+def box_layout(streams: list[Stream], pad: int = 1, row: int | None = None
+               ) -> tuple[list[int], tuple[int, ...], int]:
     """Row-major layout (§5.6) over the address box of ``streams``: the lowest address per
     dimension, the offset vector (innermost padded to ``pad``) and the words the box holds.
-    Dimensions of extent 1 (e.g. a fully partitioned bank dimension) take no room."""
+    Dimensions of extent 1 (e.g. a fully partitioned bank dimension) take no room. ``row``
+    (:func:`row_dimension`) is laid out innermost, the others follow in buffer order."""
     lows, extents = address_box(streams)
     live = [d for d, e in enumerate(extents) if e > 1] or [0]
+    if row is not None and row in live:
+        live.remove(row)
+        live.insert(0, row)
     sub = offset_vector([extents[d] for d in live], pad=pad)
     words = 1
     for d in live:

@@ -18,7 +18,7 @@
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,13 +28,14 @@ from ..ir.ubimpl import PUBBlock, ShiftRegister, UBImpl
 from ..ir.ubuf import UnifiedBuffer
 from .bank_select import SpansBanks, split_by_writer
 from .banking import bank_buffer, choose_banking
-from .chaining import chain_tiles
+from .chaining import Chain, chain_tiles
 from .common import Affine, MappingError, Stream, port_stream, shifted_port
 from .dependence import constant_distances
 from .hierarchy import host_level, select_level
 from .lane_banking import bank_lanes, choose_lane_banking
 from .linearize import (box_layout, linear, live_span, next_pow2, reduce_offsets,
-                        stream_layout, tile_dims, versions_match, with_tile_dims)
+                        row_dimension, stream_layout, tile_dims, versions_match,
+                        with_tile_dims)
 from .merge import merge_banks
 from .port_sharing import share_output_ports
 from .registers import register_file
@@ -50,10 +51,12 @@ def _max(a: Affine, extents) -> int:
     return a.start + sum(max(0, s) * (e - 1) for s, e in zip(a.strides, extents))
 
 
-def _layout(streams: list[Stream], fw: int) -> tuple[list[int], tuple[int, ...]]:
+def _layout(streams: list[Stream], fw: int, ins: list[Stream] | None = None
+            ) -> tuple[list[int], tuple[int, ...]]:
     """Lowest address and row-major offset vector (§5.6) over the address box of ``streams``,
-    rows padded to the fetch width."""
-    return box_layout(streams, pad=fw)[:2]
+    rows padded to the fetch width; the dimension the writers ``ins`` fill row by row is the
+    innermost (:func:`.linearize.row_dimension`)."""
+    return box_layout(streams, pad=fw, row=row_dimension(ins) if ins else None)[:2]
 
 
 def _tile_versioned(ins: list[Stream], outs: list[Stream], fw: int
@@ -67,7 +70,7 @@ def _tile_versioned(ins: list[Stream], outs: list[Stream], fw: int
     aug = [replace(s, addr=with_tile_dims(s.extents, s.addr, k)) for s in streams]
 
     def ids(group: list[Stream]):
-        lows, offs = _layout(group, fw)
+        lows, offs = _layout(group, fw, group[:len(ins)])
         return [enumerate_affine(s.extents, linear(s.addr, offs, lows)) for s in group]
     plain, vers = ids(streams), ids(aug)
     times = [enumerate_affine(s.extents, s.time) for s in streams]
@@ -79,14 +82,25 @@ def _tile_versioned(ins: list[Stream], outs: list[Stream], fw: int
     return aug[:n], aug[n:]
 
 
-def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
-    """Linearize, chain and vectorize one memory block (one PUB or one chain of PUBs)."""
+@dataclass
+class BlockLayout:
+    """One candidate linear layout of a memory block (§5.6): the word streams (inputs first),
+    the chain of tiles that holds them and the circular capacity (``None``: not circular)."""
+    words: list[WordStream]
+    n_in: int
+    chain: Chain
+    circ: int | None
+    max_addr: int
+
+
+def block_layout(ins: list[Stream], outs: list[Stream], pub: PUBParams, buffer: str
+                 ) -> BlockLayout:
+    """Linearize ``ins + outs`` (writers' row innermost, rows padded to the fetch width),
+    reduce the offsets modulo the live capacity when the writes advance (circular buffer), and
+    chain tiles by the address range."""
     fw = pub.fetch_width
-    ins = [port_stream(p) for p in bank.inputs]
-    outs = [port_stream(p) for p in bank.outputs]
-    ins, outs = _tile_versioned(ins, outs, fw)
     streams = ins + outs
-    lows, offsets = _layout(streams, fw)
+    lows, offsets = _layout(streams, fw, ins)
     full = offsets
 
     def lin(s: Stream, offs) -> Affine:
@@ -112,11 +126,43 @@ def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
         max_addr = min(max_addr, circ - 1)
     else:
         chain = chain_tiles(max_addr, capacity, pub.chain_bits, buffer)
-    wrap = pub.sram_depth if chain.tiles == 1 else 1 << (pub.sram_addr_width + pub.chain_bits)
-    cfgs = pub_configs(words[:len(ins)], words[len(ins):], pub, buffer, sram_wrap=wrap)
-    return PUBBlock(bank.name, buffer, [p.name for p in bank.inputs],
-                    [p.name for p in bank.outputs], cfgs, chain.tiles,
-                    capacity_words=circ or 0, sram_words=min(circ or max_addr + 1, max_addr + 1))
+    return BlockLayout(words, len(ins), chain, circ, max_addr)
+
+
+def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
+    """Linearize, chain and vectorize one memory block (one PUB or one chain of PUBs).
+
+    A tile loop that rewrites the same addresses can be an extra address dimension
+    (:func:`_tile_versioned`), which lets the writes advance and the block be circular
+    (brighten_blur's 16 tiles in one line buffer); when it needs more chained tiles than the
+    plain layout (resnet 16/16's ``in_mem``: the versions double a block that is live as a
+    whole), the plain layout is used. Each layout is valid on its own: the value flow is the
+    unified buffer's (a double-buffered buffer carries its storage copy as an index), and
+    :func:`.vectorize.late_reads` proves no word is overwritten before its fetch."""
+    ins = [port_stream(p) for p in bank.inputs]
+    outs = [port_stream(p) for p in bank.outputs]
+    vins, vouts = _tile_versioned(ins, outs, pub.fetch_width)
+    cands, errors = [], []
+    for i, o in ([(vins, vouts)] if vins is not ins else []) + [(ins, outs)]:
+        try:
+            cands.append(block_layout(i, o, pub, buffer))
+        except MappingError as e:
+            errors.append(e)
+    cands.sort(key=lambda c: c.chain.tiles)            # stable: the versioned layout on a tie
+    for c in cands:
+        wrap = (pub.sram_depth if c.chain.tiles == 1
+                else 1 << (pub.sram_addr_width + pub.chain_bits))
+        try:
+            cfgs = pub_configs(c.words[:c.n_in], c.words[c.n_in:], pub, buffer,
+                               sram_wrap=wrap)
+        except MappingError as e:
+            errors.append(e)
+            continue
+        return PUBBlock(bank.name, buffer, [p.name for p in bank.inputs],
+                        [p.name for p in bank.outputs], cfgs, c.chain.tiles,
+                        capacity_words=c.circ or 0,
+                        sram_words=min(c.circ or c.max_addr + 1, c.max_addr + 1))
+    raise errors[0]
 
 
 def map_buffer(ub: UnifiedBuffer, arch: Arch | str | None = None,

@@ -14,6 +14,11 @@
    (exactly, with isl, including the tile loop at the current II) and the first start from there
    that is free in the modulo reservation table (MRT); the least feasible II is found by binary
    search between the lower bound and the sequential tile latency (always feasible).
+5. The wide-fetch SRAM (thesis §5.5.3; §7.2, Table 7.4 text) when ``pad``/``sram_gap`` are
+   given (:mod:`.select` passes ``FW`` and ``2 x FW``): each stage's rows are padded to whole
+   fetches (:mod:`.fetch_pad`), a load a memory serves (:func:`memory_served`) starts
+   ``2 x FW`` producer writes plus its row's fetch lead after the value lands
+   (:func:`gap_cycles`), and the tile II is a multiple of ``FW``.
 A buffer written by tile t+1 before tile t's last read is double buffered: :mod:`.storage`
 computes the copies each buffer needs (recorded by :func:`.select.schedule` in
 ``info["storage_copies"]``); the extra words appear in the live capacity.
@@ -22,12 +27,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import islpy as isl
+
 from ..ir.poly import PolyProgram
 from ..ir.program import Loop, Op, Program
 from ..ir.schedule import OpSchedule, Schedule
 from ..poly.deps import Dependence, dependency_graph, raw_dependences, topo_order
+from .fetch_pad import padded_row, read_lead, stage_rows
 from .hls import Block, schedule_node
-from .offsets import min_distance
+from .offsets import min_distance, write_interval
 from .params import HwParams
 from .perfect_flatten import flatten, spine
 
@@ -127,29 +135,78 @@ class MRT:
                                                      stage.latency))
 
 
-def stage_block(node, poly: PolyProgram, deps: list[Dependence]) -> Block:
-    """Perfected+flattened schedule of one stage at the least II its recurrences allow."""
+def stage_row(node, program: Program, pad: int) -> int | None:
+    """The padded innermost interval of a flattenable stage (:mod:`.fetch_pad`, thesis §5.5.3),
+    or ``None`` when nothing is padded (``pad <= 1``, no spine, or every row already fits)."""
+    if pad <= 1 or isinstance(node, Op):
+        return None
+    sp = spine(node)
+    if sp is None:
+        return None
+    inner = sp[0][-1]
+    memory = {n for n, b in program.buffers.items() if b.kind not in ("input", "output")}
+    row = padded_row(stage_rows(stage_ops(node), inner, memory, pad), inner.extent, pad)
+    return row if row > inner.extent else None
+
+
+def stage_block(node, poly: PolyProgram, deps: list[Dependence],
+                program: Program | None = None, pad: int = 1,
+                served: set[tuple[str, int]] = frozenset(), sram_gap: int = 0) -> Block:
+    """Perfected+flattened schedule of one stage at the least II its recurrences allow, rows
+    padded to the fetch width ``pad`` (:func:`stage_row`); recurrences through a memory-served
+    load (``served``: ``(consumer, slot)`` pairs) keep ``sram_gap`` writes (§5.5.3)."""
     if isinstance(node, Op):
         return schedule_node(node, poly, pipelined=True)
     names = {o.name for o in stage_ops(node)}
     inner = [d for d in deps if d.producer in names and d.consumer in names]
     max_lat = max(poly.ops[n].latency for n in names)
-    for ii in range(1, max_lat + 2):
-        blk = flatten(node, poly, ii)
-        if blk is None:
-            break
-        if _stage_ok(blk, poly, inner):
-            return blk
+    row = stage_row(node, program, pad) if program is not None else None
+    # the gap first; a recurrence too tight for any memory (an accumulation one iteration
+    # apart) keeps the least II without it: buffer mapping then reports the load it cannot serve
+    for gap in dict.fromkeys((sram_gap, 0)):
+        for ii in range(1, max_lat + 2):
+            blk = flatten(node, poly, ii, row)
+            if blk is None:
+                return schedule_node(node, poly, pipelined=True)
+            if _stage_ok(blk, poly, inner, served, gap, program, pad):
+                return blk
     return schedule_node(node, poly, pipelined=True)
 
 
-def _stage_ok(blk: Block, poly: PolyProgram, inner: list[Dependence]) -> bool:
+def gap_cycles(d: Dependence, prod: OpSchedule, program: Program, sram_gap: int,
+               pad: int) -> int:
+    """Cycles a memory-served load keeps after its value lands: ``sram_gap`` producer writes
+    (§5.5.3, :func:`.offsets.write_interval`) plus the lead of a misaligned row's fetches
+    (:func:`.fetch_pad.read_lead`)."""
+    if not sram_gap:
+        return 0
+    return sram_gap * write_interval(prod) + read_lead(program.op(d.consumer), d.slot, pad)
+
+
+def _stage_ok(blk: Block, poly: PolyProgram, inner: list[Dependence],
+              served: set[tuple[str, int]] = frozenset(), sram_gap: int = 0,
+              program: Program | None = None, pad: int = 1) -> bool:
     scheds = _op_scheds(blk, poly, {}, BIG, 0)
     for d in inner:
         p, c = scheds[d.producer], scheds[d.consumer]
-        if min_distance(d, p, c, poly.ctx) < p.latency:
+        extra = gap_cycles(d, p, program, sram_gap, pad) \
+            if (d.consumer, d.slot) in served and program is not None else 0
+        if min_distance(d, p, c, poly.ctx) < p.latency + extra:
             return False
     return True
+
+
+def memory_served(deps: list[Dependence], constant: dict[int, bool]) -> set[tuple[str, int]]:
+    """The loads ``(consumer, slot)`` that buffer mapping serves from a memory (thesis §5.1.1,
+    §5.5.3): those fed by more than one producer op (an accumulator read after its
+    initialization and after its own updates: no single delay line carries both) or at a
+    non-constant dependence distance (``constant[id(d)]`` False). A load fed by one producer
+    at one constant distance is a wire, a shift register or a delay line instead."""
+    producers: dict[tuple[str, int], set[str]] = {}
+    for d in deps:
+        producers.setdefault((d.consumer, d.slot), set()).add(d.producer)
+    return {(d.consumer, d.slot) for d in deps
+            if len(producers[(d.consumer, d.slot)]) > 1 or not constant.get(id(d), False)}
 
 
 def _op_scheds(blk: Block, poly: PolyProgram, tile_coeffs: dict[str, int], ii: int,
@@ -178,7 +235,12 @@ def _resources(ops: list[Op], program: Program) -> list[tuple[str, str]]:
 
 
 def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = None,
-                 deps: list[Dependence] | None = None) -> Schedule:
+                 deps: list[Dependence] | None = None, pad: int = 1,
+                 sram_gap: int = 0) -> Schedule:
+    """``pad``: the fetch width the rows of every stage are padded to (:mod:`.fetch_pad`;
+    1: no padding). ``sram_gap``: producer writes kept between a write and a load that a memory
+    serves (:func:`memory_served`; thesis §5.5.3: ``2 x FW``,
+    :func:`.offsets.required_offset`)."""
     params = params or HwParams()
     deps = raw_dependences(poly) if deps is None else deps
     graph = dependency_graph(poly, deps)
@@ -189,10 +251,19 @@ def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = 
         stride *= lp.extent
     n_tiles = stride
 
+    # the loads a memory serves, from the (padded) stage schedules before any gap is applied
+    served: set[tuple[str, int]] = set()
+    if sram_gap:
+        plain: dict[str, OpSchedule] = {}
+        for node in nodes:
+            plain.update(_op_scheds(stage_block(node, poly, deps, program, pad), poly, {}, 0, 0))
+        served = memory_served(deps, {id(d): constant_tile_distance(d, plain, tile_coeffs, poly)
+                                      for d in deps})
+
     stages: list[Stage] = []
     for k, node in enumerate(nodes):
         ops = stage_ops(node)
-        blk = stage_block(node, poly, deps)
+        blk = stage_block(node, poly, deps, program, pad, served, sram_gap)
         group = (tuple(sorted(poly.ops[o.name].kernel for o in ops)), blk.latency,
                  tuple(poly.ops[o.name].bounds for o in ops[:1]))
         stages.append(Stage(getattr(node, "name", f"stage{k}"), [o.name for o in ops], blk,
@@ -230,6 +301,9 @@ def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = 
     dist = {id(d): tile_distances(d, base, tile_coeffs, poly)
             for d in deps if stage_of[d.producer] is not stage_of[d.consumer]}
 
+    extra = {id(d): gap_cycles(d, base[d.producer], program, sram_gap, pad)
+             for d in deps if (d.consumer, d.slot) in served}
+
     def attempt(ii: int):
         mrt = MRT(ii, capacity)
         scheds: dict[str, OpSchedule] = {}
@@ -237,7 +311,7 @@ def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = 
             est = 0
             for d in deps:
                 if d.consumer in s.ops and d.producer in scheds and d.producer not in s.ops:
-                    lat = poly.ops[d.producer].latency
+                    lat = poly.ops[d.producer].latency + extra.get(id(d), 0)
                     gap = min(m + ii * dk for dk, m in dist[id(d)])
                     est = max(est, lat - gap + stage_of[d.producer].start)
             start = next((c for c in mrt.candidates(s, est) if mrt.fits(s, c)), None)
@@ -248,20 +322,25 @@ def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = 
             scheds.update(_op_scheds(s.block, poly, tile_coeffs, ii, start))
         return scheds, mrt
 
+    # the tile II is a multiple of the fetch width (§5.5.3: the padding "was done in the II
+    # calculation"), so every tile meets the wide words at the same SRAM phase
+    q = max(1, pad)
     if n_tiles == 1:          # nothing repeats: the table is not modulo anything
         upper = lower = BIG
+        q = 1
+    upper = -(-upper // q) * q
     best = attempt(upper)
     if best is None:
         raise RuntimeError("dnn scheduler: sequential tile interval infeasible")
     best_ii, starts = upper, {s.name: s.start for s in stages}
-    lo, hi = lower, upper - 1
+    lo, hi = -(-lower // q), upper // q - 1
     while lo <= hi:
         mid = (lo + hi) // 2
-        got = attempt(mid)
+        got = attempt(mid * q)
         if got is None:
             lo = mid + 1
         else:
-            best, best_ii, hi = got, mid, mid - 1
+            best, best_ii, hi = got, mid * q, mid - 1
             starts = {s.name: s.start for s in stages}
     for s in stages:
         s.start = starts[s.name]
@@ -269,18 +348,14 @@ def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = 
     info = {"ii": best_ii if n_tiles > 1 else None,
             "ii_lower_bound": lower if n_tiles > 1 else None, "tiles": n_tiles,
             "pipeline_loops": [lp.name for lp in tiles],
-            "stages": [s.to_dict() for s in stages]}
+            "stages": [s.to_dict() for s in stages], "fetch_padding": pad,
+            "sram_gap": sram_gap, "memory_served": sorted(f"{c}:{k}" for c, k in served)}
     return Schedule(program.name, "dnn", {o.name: scheds[o.name] for o in program.ops()}, info)
 
 
-def tile_distances(d: Dependence, base: dict[str, OpSchedule], tile_coeffs: dict[str, int],
-                   poly: PolyProgram) -> list[tuple[int, int]]:
-    """``[(dk, m)]``: for each tile distance ``dk`` between dependent instances, the least
-    ``T0_cons(j) - T0_prod(i)`` of the within-tile times (stage starts 0). The exact minimum
-    distance at interval II is then ``min(m + II * dk)``, so the binary search over II needs
-    isl only once per dependence."""
-    import islpy as isl
-
+def _tile_deltas(d: Dependence, base: dict[str, OpSchedule], tile_coeffs: dict[str, int],
+                 poly: PolyProgram) -> isl.Set:
+    """``{ [T0_cons(j) - T0_prod(i), tile(j) - tile(i)] }`` over the dependent pairs."""
     def with_tile(s: OpSchedule) -> isl.Map:
         tile = " + ".join(f"{k}*{v}" for v, k in tile_coeffs.items() if v in s.dims) or "0"
         cons = " and ".join(f"{st} <= {v} < {st + e}" for v, (st, e) in zip(s.dims, s.bounds))
@@ -290,7 +365,23 @@ def tile_distances(d: Dependence, base: dict[str, OpSchedule], tile_coeffs: dict
 
     pair = with_tile(base[d.producer]).reverse().apply_range(
         d.relation.apply_range(with_tile(base[d.consumer])))
-    delta = pair.deltas()
+    return pair.deltas()
+
+
+def constant_tile_distance(d: Dependence, base: dict[str, OpSchedule],
+                           tile_coeffs: dict[str, int], poly: PolyProgram) -> bool:
+    """Every dependent pair is the same number of cycles apart at any tile interval: one tile
+    distance and one within-tile distance (cf. :func:`.offsets.constant_distance`)."""
+    return _tile_deltas(d, base, tile_coeffs, poly).is_singleton()
+
+
+def tile_distances(d: Dependence, base: dict[str, OpSchedule], tile_coeffs: dict[str, int],
+                   poly: PolyProgram) -> list[tuple[int, int]]:
+    """``[(dk, m)]``: for each tile distance ``dk`` between dependent instances, the least
+    ``T0_cons(j) - T0_prod(i)`` of the within-tile times (stage starts 0). The exact minimum
+    distance at interval II is then ``min(m + II * dk)``, so the binary search over II needs
+    isl only once per dependence."""
+    delta = _tile_deltas(d, base, tile_coeffs, poly)
     dks = delta.project_out(isl.dim_type.set, 0, 1)
 
     def coord(st: isl.Set, k: int) -> int:

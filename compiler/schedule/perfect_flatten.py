@@ -40,19 +40,26 @@ def spine(node) -> tuple[list[Loop], list[tuple[Op, int, str]]] | None:
     return loops, ops + after
 
 
-def flatten(node, poly: PolyProgram, ii: int = 1) -> Block | None:
-    """Perfect and flatten the subtree ``node`` (a Loop); None if it is not a spine."""
+def flatten(node, poly: PolyProgram, ii: int = 1, row: int | None = None) -> Block | None:
+    """Perfect and flatten the subtree ``node`` (a Loop); None if it is not a spine.
+
+    ``row``: the innermost loop's interval in iterations when it is padded beyond its extent
+    (the wide-fetch cycle padding of :mod:`.fetch_pad`); the outer strides count ``row``
+    instead of the innermost extent, so each row starts ``ii * row`` cycles after the last."""
     if isinstance(node, Op) or not isinstance(node, Loop):
         return None
     sp = spine(node)
     if sp is None:
         return None
     loops, ops = sp
+    extents = [lp.extent for lp in loops]
+    if row is not None:
+        extents[-1] = max(extents[-1], row)
     strides = []
     for k in range(len(loops)):
         s = 1
-        for lp in loops[k + 1:]:
-            s *= lp.extent
+        for e in extents[k + 1:]:
+            s *= e
         strides.append(s)
     delays = chain_delays([o for o, _, _ in ops], poly)
     out = Block()

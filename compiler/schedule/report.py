@@ -14,6 +14,7 @@ from ..poly.buffers import extract_buffers
 from ..poly.deps import Dependence, raw_dependences
 from ..poly.extract import extract
 from ..verify import VerifyReport, verify
+from .dnn import pipeline_loops
 from .params import HwParams
 from .select import schedule
 from .sequential import schedule_sequential
@@ -57,6 +58,8 @@ def schedule_program(program: Program, params: HwParams | None = None,
     report = verify(poly, opt, params, deps)
     live_opt = buffer_liveness(program, opt, seq)
     live_seq = buffer_liveness(program, seq, seq)
-    bufs = extract_buffers(poly, opt, {b.name: b.live_words for b in live_opt})
+    loops = {lp.name: (lp.start, lp.extent) for lp in pipeline_loops(program)[0]}
+    bufs = extract_buffers(poly, opt, {b.name: b.live_words for b in live_opt},
+                           opt.info.get("storage_copies"), loops)
     return ScheduleResult(program, poly, deps, seq, opt, live_seq, live_opt, bufs, report,
                           time.perf_counter() - t0)

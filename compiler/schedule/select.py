@@ -43,7 +43,9 @@ def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None
             sched = share_units(program, poly, schedule_stencil(
                 program, poly, deps, params.fetch_width, sram_gap=2 * params.fetch_width), deps)
         elif name == "dnn":
-            sched = schedule_dnn(program, poly, params, deps)
+            # §5.5.3 again, and rows padded to the fetch width (§5.5.2, Table 7.4 text)
+            sched = schedule_dnn(program, poly, params, deps, pad=params.fetch_width,
+                                 sram_gap=2 * params.fetch_width)
         else:
             sched = schedule_sequential(program, poly)
         try:

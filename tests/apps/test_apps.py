@@ -182,6 +182,25 @@ def test_compute_sharing_variant(name, sizes, units):
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
+@pytest.mark.parametrize("name", ["resnet", "srcnn"])
+def test_io_lanes_variant(name):
+    """``io_lanes`` (the reference flow's parallel channel streams, apps/resnet.py): one op per
+    channel lane for the input stream, the inits, activations and the drain; ``io_lanes=0``
+    keeps one channel-innermost op each. Same outputs either way."""
+    mod = get_app(name)
+    sizes = SMALL[name]
+    lanes, single = mod.build(**sizes), mod.build(**dict(sizes, io_lanes=0))
+    assert mod.SIZES["io_lanes"] == 1
+    assert len(lanes.ops()) > len(single.ops())
+    assert any(op.name == "load_input_0" for op in lanes.ops())
+    assert any(op.name == "load_input" for op in single.ops())
+    inputs = mod.make_inputs(**sizes)
+    a, b = run(lanes, inputs), run(single, inputs)
+    assert set(a) == set(b) and all(np.array_equal(a[k], b[k]) for k in a)
+    want = mod.reference(inputs, **sizes)
+    assert all(np.array_equal(a[k], want[k]) for k in want)
+
+
 @pytest.mark.parametrize("name, sizes, needle", [
     ("gaussian", dict(width=2), "width=0"),
     ("gpyr", dict(width=40), "multiples of 2**levels"),

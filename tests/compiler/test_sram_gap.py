@@ -6,7 +6,7 @@ import islpy as isl
 from apps import get_app
 from compiler.ir.schedule import OpSchedule
 from compiler.mapping.common import t2addr
-from compiler.model import _points
+from compiler.model import _points, port_points
 from compiler.poly.deps import Dependence
 from compiler.schedule.offsets import constant_distance, required_offset, write_interval
 from compiler.schedule.params import HwParams
@@ -57,3 +57,44 @@ def test_upsample_schedule_keeps_the_gap():
     # hw_input is written every 2 cycles and read 4 times per element at distances d, d+1,
     # d+row, d+row+1: at least 2 x FW writes of 2 cycles between landing and the first read
     assert _min_gap(res.buffers["hw_input"]) >= 2 * params.fetch_width * 2
+
+
+def _served_gaps(res, buffer: str) -> dict[str, int]:
+    """Per memory-served load port of ``buffer``: min over its reads of (read cycle - landing
+    cycle of the latest write of the element landed by then)."""
+    ub = res.buffers[buffer]
+    writes: dict[tuple, list[int]] = {}
+    for w in ub.inputs:
+        for r in port_points(w):
+            writes.setdefault(tuple(r[1:]), []).append(int(r[0]))
+    served = set(res.optimized.info["memory_served"])
+    out = {}
+    for p in ub.outputs:
+        op, slot = p.name.rsplit("_ld", 1)
+        if f"{op}:{slot}" not in served:
+            continue
+        gaps = []
+        for r in port_points(p):
+            landed = [t for t in writes.get(tuple(r[1:]), []) if t <= r[0]]
+            if landed:
+                gaps.append(int(r[0]) - max(landed))
+        out[p.name] = min(gaps)
+    return out
+
+
+def test_dnn_schedule_keeps_the_gap():
+    """The DNN scheduler keeps 2 x FW writes (one per cycle here) between a write and a load a
+    memory serves, plus the lead of a misaligned row's fetches (resnet's x + kx: 2 lanes)."""
+    params = HwParams.from_arch("pub")
+    fw = params.fetch_width
+    res = schedule_program(get_app("resnet").build(width=6, height=6, in_channels=8,
+                                                   out_channels=8, ic_unroll=4, oc_unroll=4),
+                           params)
+    assert res.optimized.policy == "dnn" and res.optimized.info["sram_gap"] == 2 * fw
+    inm = _served_gaps(res, "in_mem")
+    out = _served_gaps(res, "out_mem")
+    # conv_k reads in_mem (4 lanes x 4 engines) and its accumulator (two producers: init_k,
+    # conv_k); drain_k follows the last update at a constant distance: a delay line
+    assert len(inm) == 16 and sorted(out) == [f"conv_{k}_ld8" for k in range(4)]
+    assert min(inm.values()) >= 2 * fw + 2
+    assert min(out.values()) >= 2 * fw

@@ -1,9 +1,9 @@
 """Address linearization (thesis §5.6, paper §V-C)."""
 import numpy as np
 
-from compiler.mapping.common import Affine
-from compiler.mapping.linearize import (linear, live_span, next_pow2, offset_vector,
-                                        reduce_offsets)
+from compiler.mapping.common import Affine, Stream
+from compiler.mapping.linearize import (box_layout, linear, live_span, next_pow2, offset_vector,
+                                        reduce_offsets, row_dimension)
 
 
 def test_line_buffer_paper_v_c():
@@ -34,3 +34,21 @@ def test_live_span_of_delay_line():
     assert next_pow2(64) == 64 and next_pow2(65) == 128 and next_pow2(1) == 1
     # non-monotonic write order: no circular reuse
     assert live_span(t, t[::-1], t + 5, t) is None
+
+
+def test_writer_row_is_laid_out_innermost():
+    """§5.5.1 needs unit-stride, wide-word aligned writes: resnet's in_mem[c, x, y] banked by
+    channel lane keeps the channel block c first, but the input streams walk x; the layout
+    puts x innermost (rows of 30 padded to 32), then c, then y."""
+    # iteration (x 30, y 30, ci 2) innermost first; address dims (c, x, y) in buffer order
+    write = Stream("load_input_0_st", (30, 30, 2), Affine(0, (1, 30, 900)),
+                   (Affine(0, (0, 0, 1)), Affine(0, (1, 0, 0)), Affine(0, (0, 1, 0))))
+    assert row_dimension([write]) == 1
+    lows, offs, words = box_layout([write], pad=4, row=1)
+    assert offs == (32, 1, 64) and words == 2 * 30 * 30
+    assert linear(write.addr, offs, lows) == Affine(0, (1, 64, 32))
+    # without the writers' row, buffer order: c innermost, x steps by 4 -- not aligned
+    assert box_layout([write], pad=4)[1] == (1, 4, 120)
+    # a writer whose innermost loop moves two address dimensions gives no row
+    diag = Stream("d", (8,), Affine(0, (1,)), (Affine(0, (1,)), Affine(0, (1,))))
+    assert row_dimension([diag]) is None and row_dimension([write, diag]) is None
