@@ -7,13 +7,15 @@ from ubgen.arch import load_arch
 
 
 def run_xcheck(apps: str | list[str], arch: str = "pub",
-               sizes: dict[str, dict[str, int]] | None = None) -> int:
+               sizes: dict[str, dict[str, int]] | None = None,
+               buffers: dict[str, list[str]] | None = None) -> int:
     """Build the PUB Verilog of ``arch`` once and check every PUB job of ``apps`` (``sizes``:
-    per app, size overrides); returns the number of jobs. Raises AssertionError on a
-    mismatch."""
+    per app, size overrides; ``buffers``: per app, only these unified buffers); returns the
+    number of jobs. Raises AssertionError on a mismatch."""
     from ubgen.cli import block_verilog
     apps = [apps] if isinstance(apps, str) else list(apps)
-    jobs = [j for app in apps for j in app_jobs(app, arch, sizes=(sizes or {}).get(app))]
+    jobs = [j for app in apps for j in app_jobs(app, arch, buffers=(buffers or {}).get(app),
+                                                 sizes=(sizes or {}).get(app))]
     if not jobs:
         return 0
     name = f"xcheck_{load_arch(arch).name}"

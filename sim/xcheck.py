@@ -55,7 +55,8 @@ def app_jobs(app: str, arch: Arch | str = "pub", buffers: list[str] | None = Non
     arch = load_arch(arch) if isinstance(arch, str) else arch
     program = get_app(app).build(**(sizes or {}))
     result = schedule_program(program, HwParams.from_arch(arch))
-    impls, _refused = map_buffers(result.buffers, arch)
+    wanted = {n: b for n, b in result.buffers.items() if buffers is None or n in buffers}
+    impls, _refused = map_buffers(wanted, arch)
     rng = np.random.default_rng(seed)
     jobs = []
     for name, impl in impls.items():

@@ -16,11 +16,15 @@ pytestmark = pytest.mark.rtl
 # brighten_blur is the running example (Fig. 3.1 / Fig. 5.1c: shift registers and ONE MEM, a
 # one-row circular line buffer that every tile of Fig. 4.1 rewrites); two tiles of 64x64 keep
 # the run short while crossing a tile boundary of the circular buffer.
-APPS = ["gaussian", "harris", "brighten_blur"]
-SIZES = {"brighten_blur": {"tiles": 2}}
+# resnet's accumulator out_mem, in the 8x8 channel block the paper measured (docs/apps.md): one
+# PUB per output-channel lane, each with both input ports (init_k, then conv_k's updates) and
+# both output ports (conv_k's read-back of its partial sums, drain_k) in use.
+APPS = ["gaussian", "harris", "brighten_blur", "resnet"]
+SIZES = {"brighten_blur": {"tiles": 2}, "resnet": {"in_channels": 8, "out_channels": 8}}
+BUFFERS = {"resnet": ["out_mem"]}
 
 
 def test_xcheck_pub():
-    # One PUB for gaussian, five for harris (Table 7.8), one for brighten_blur (Fig. 3.1),
-    # each checked on the RTL.
-    assert run_xcheck(APPS, sizes=SIZES) == 1 + 5 + 1
+    # One PUB for gaussian, five for harris (Table 7.8), one for brighten_blur (Fig. 3.1), one
+    # per output-channel lane of resnet's out_mem, each checked on the RTL.
+    assert run_xcheck(APPS, sizes=SIZES, buffers=BUFFERS) == 1 + 5 + 1 + 8
