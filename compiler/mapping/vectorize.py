@@ -20,8 +20,14 @@ disappear from the SRAM read domain. ``sram2tb`` iterates ``(v_o, outer...)`` ov
 ``F = floor((a0 % FW + E_v - 1 + span) / FW) + 1`` wide words per row (one extra, padded, fetch
 when the window is not aligned: eqs. 5.25–5.32), each into TB slot ``word mod tb_depth``;
 ``tb2out`` reads TB word ``address mod TB words``. Dimensions outside ``v`` must advance by
-whole wide words. A pattern that needs SRAM re-fetches inside the window (example B: reuse
-distance 31 > usable capacity 4) is reported as unsupported rather than mis-mapped.
+whole wide words plus a lane shift: a row shifted by an outer loop (example B of Fig. 5.7, the
+window loop ``dx`` outside the row ``x``; reuse distance 31 > usable capacity 4) is fetched
+again for every ``dx`` with ``F`` fetches from the row's first word, padded for the largest
+shift (Fig. 5.8: 9 fetches of a 32-word row for ``dx`` in [0, 5)), and read from the TB at
+``(x + dx) mod TB words`` -- the linearization ``(1, 36) mod 8 = (1, 4)`` of §5.6. The thesis
+starts the fetches of ``dx >= 4`` one word later (eq. 5.36, ``SRAM(x_o + dx_o)``); an affine
+controller over the box ``(x, dx)`` cannot, so the shift stays in the TB address (eq. 5.41). The
+shift plus the window must fit the usable TB; the exact checks below decide.
 
 Scheduling (§5.5.3). ``agg2sram`` fires ``1 + d_w`` cycles after its word's last AGG write and
 ``sram2tb`` fires ``2 + d_r`` cycles before the first TB read of its word (the TB write lands at
@@ -138,7 +144,11 @@ def _plan(ws: WordStream, fw: int, tb_words: int) -> FetchPlan | None:
         outer = range(v + 1, len(E))
         shift = lane0 + sum((R[d] % fw) * (E[d] - 1) for d in outer)  # largest start lane
         span = sum(R[j] * (E[j] - 1) for j in range(v))
-        if R[v] == 1 and span <= usable and shift < fw:
+        # the TB must hold a fetched word from the first read of the most shifted row to the
+        # last read of the unshifted one: the window plus the shift within the usable capacity
+        # (a shift of a whole word or more: example B's dx = 4, fetched again from the row's
+        # first word, §5.5.2 and Fig. 5.8)
+        if R[v] == 1 and span <= usable and (shift < fw or shift + span <= usable):
             return FetchPlan(v, span, (shift + E[v] - 1 + span) // fw + 1, 1, fw, shift + span)
         if R[v] > 0 and R[v] % fw == 0 and shift + span < fw:
             return FetchPlan(v, span, E[v], R[v] // fw, 1, 0)

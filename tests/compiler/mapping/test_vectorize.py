@@ -50,9 +50,33 @@ def test_example_a_strip_mines_x_with_a_padded_fetch():
     assert s2t.schedule.strides == (20,) and s2t.schedule.start < T0
 
 
-def test_example_b_needs_sram_refetch():
-    with pytest.raises(MappingError, match="reuse distance 31"):
-        plan_fetch(example_b(), PUB.fetch_width, PUB.tb_words)
+def example_b_padded():
+    # example B under the schedule padding of §5.5.3 (compiler/schedule/fetch_pad.py): 9 wide
+    # fetches per row, so the rows are 36 cycles apart instead of 32
+    return WordStream("B", (32, 5), Affine(T0, (1, 36)), Affine(0, (1, 1)))
+
+
+def test_example_b_refetches_each_row_with_a_padded_fetch():
+    """Fig. 5.7 example B / Fig. 5.8: the reuse distance (31) exceeds the TB, so every dx pass
+    fetches its row again from the SRAM: 32 + 4 words of shift = 9 wide fetches (one padded),
+    the TB read at (x + dx) mod 8, i.e. eq. 5.41 linearized with (1, 36) mod 8 = (1, 4) (§5.6)."""
+    ws, plan = plan_fetch(example_b_padded(), PUB.fetch_width, PUB.tb_words)
+    assert (plan.dim, plan.span, plan.fetches, plan.lead) == (0, 0, 9, 4)
+    cfgs = pub_configs([row_writer()], [example_b_padded()], PUB, "mem")
+    s2t, t2o = cfgs["sram2tb_0"], cfgs["tb2out_0"]
+    assert s2t.extents == (9, 5)                                  # x_o (9 with the pad) x dx
+    assert s2t.addresses["sram"] == type(s2t.addresses["sram"])(0, (1, 0))
+    assert t2o.extents == (32, 5)
+    assert t2o.addresses["tb"] == type(t2o.addresses["tb"])(0, (1, 1))   # 4xo + xi + dx, mod 8
+    assert [o % PUB.tb_words for o in (1, 36)] == [1, 4]          # §5.6's offset vector
+    # a fetch every 4 reads, 4 + 2 cycles ahead of the first read of its word
+    assert s2t.schedule.strides == (4, 36) and s2t.schedule.start <= T0 - 6
+
+
+def test_example_b_unpadded_rows_are_refused():
+    # without the padding the 9 fetches of a row do not fit its 32 cycles: one line, no configs
+    with pytest.raises(MappingError, match="buffer mem"):
+        pub_configs([row_writer()], [example_b()], PUB, "mem")
 
 
 def _spec(writes, reads, values):
@@ -71,12 +95,12 @@ def _pairs(ws):
                     enumerate_affine(ws.extents, ws.addr).tolist()))
 
 
-@pytest.mark.parametrize("reader", [example_a, lambda: WordStream(
+@pytest.mark.parametrize("reader", [example_a, example_b_padded, lambda: WordStream(
     "line", (64, 8), Affine(70, (1, 64)), Affine(0, (1, 64)))])
 def test_configs_behave_like_a_memory(reader):
     rd = reader()
-    wr = row_writer(36) if rd.name == "A" else WordStream("w", (64, 8), Affine(0, (1, 64)),
-                                                          Affine(0, (1, 64)))
+    wr = row_writer(36) if rd.name in "AB" else WordStream("w", (64, 8), Affine(0, (1, 64)),
+                                                           Affine(0, (1, 64)))
     cfgs = pub_configs([wr], [rd], PUB, "mem")
     block = PUBBlock("mem", "mem", ["w"], [rd.name], cfgs)
     writes = _pairs(wr)
