@@ -222,6 +222,7 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
     followers = {s.follower for s in shares}
     leaders = [p for p in ub.outputs if p.name in rest and p.name not in followers]
     banks: list[UnifiedBuffer] = []
+    copies: set[str] = set()            # names of the full copies duplication made
     if leaders:
         banking = choose_banking(ub, leaders, pub.output_ports, pub.input_ports)
         lane = None
@@ -240,6 +241,8 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
             if n != 1 and p.name not in selected:
                 raise SpansBanks(f"buffer {ub.name}: output {p.name} reads {n} banks; "
                                    f"a port must stay within one bank")
+        if banking.duplicated:
+            copies = {b.name for b in banks}
         if banking.banks > 1 or banking.duplicated:
             impl.notes.append(f"banking factors {list(banking.factors)}"
                               + (" (duplicated)" if banking.duplicated else ""))
@@ -249,8 +252,14 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
         rf = register_file(b, ub.name, threshold) if level != "MEM" else None
         if rf is not None:
             impl.register_files.append(rf)
-        else:
-            impl.pubs.append(build_pub(b, pub, ub.name))
+            continue
+        if b.name in copies and len(b.inputs) > pub.input_ports:
+            # §5.2.2: every copy takes every writer
+            raise MappingError(f"buffer {ub.name}: its reads conflict in every bank of the "
+                               f"GCD banking and duplication cannot solve it: each copy needs "
+                               f"all {len(b.inputs)} writers, a PUB has {pub.input_ports} "
+                               f"input ports")
+        impl.pubs.append(build_pub(b, pub, ub.name))
     impl.level = select_level(ub.name, ub.kind, len(impl.pubs), level)
     impl.connections = {p.name: p.name for p in ub.outputs}
     return impl

@@ -1,9 +1,12 @@
 """Cyclic banking on the weight buffer of thesis Fig. 5.3 (eqs. 5.6–5.21)."""
 import islpy as isl
+import pytest
 
 from compiler.ir.ubuf import UnifiedBuffer
 from compiler.mapping.banking import (bank_buffer, choose_banking, concurrent_groups,
                                       has_conflict, partition_factors, port_banks)
+from compiler.mapping.common import MappingError
+from compiler.mapping.map_buffer import map_buffer
 
 from .fixtures import port
 
@@ -72,3 +75,18 @@ def test_conflict_falls_back_to_duplication():
     # two concurrent readers fit the two physical ports: no banking at all
     b2 = choose_banking(ub, ub.outputs[:2], 2, 2)
     assert b2.banks == 1 and not b2.duplicated
+
+
+def test_conflict_duplication_cannot_solve_is_one_line():
+    """Three writers fill three 32-word blocks in the same cycles and three readers walk the
+    blocks backwards: the GCD heuristic finds no conflict-free factor, and every duplicated
+    copy would need all three writers (a PUB has two input ports)."""
+    ports = [port(f"w{k}", "in", "{ s[i] : 0 <= i < 32 }", f"{{ s[i] -> A[{32 * k} + i] }}",
+                  "{ s[i] -> [i] }") for k in range(3)]
+    ports += [port(f"r{k}", "out", "{ r[i] : 0 <= i < 32 }",
+                   f"{{ r[i] -> A[{32 * k} + 31 - i] }}", "{ r[i] -> [60 + i] }")
+              for k in range(3)]
+    ub = UnifiedBuffer("A", [96], "temp", "s16", ports)
+    with pytest.raises(MappingError, match=r"^buffer A: .*duplication cannot solve") as e:
+        map_buffer(ub, threshold=0)
+    assert "\n" not in str(e.value)
