@@ -171,7 +171,7 @@ register_design("mem_tile", _build_tile("mem"), _TILE_PINS,
                 devices={"ecp5": _ECP5_85K})
 register_design("cgra_4x4", _build_cgra_top, _AXIL_PINS,
                 "whole cgra_top: AXI4-Lite slave + array + global buffer (DESIGN §5.4); on the "
-                "largest ECP5 (85k) by default, which it overfills about 2x", arch="cgra_4x4", devices={"ecp5": _ECP5_85K},
+                "largest ECP5 (85k) by default, which it overfills about 1.6x", arch="cgra_4x4", devices={"ecp5": _ECP5_85K},
                 sources=_tile_sources, flatten=False)
 
 

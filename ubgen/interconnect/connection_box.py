@@ -4,7 +4,8 @@ paper Fig. 11).
 One connection box per routed core input port (``in_<port>``): a mux over a constant 0
 (select 0, the reset value, so an unconfigured input reads 0) and every incoming track of all
 four sides of the port's network (select ``1 + i`` for the ``i``-th of :meth:`inputs`, sides in
-order N, E, S, W, tracks ascending). Purely combinational (latency 0).
+order N, E, S, W, tracks ascending); a select value past the last track reads 0 too. Purely
+combinational (latency 0), a :func:`~.mux.mux_tree`.
 Register: ``cb_<port>_sel``.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .mux import mux_tree
 from .switch_box import SIDES, Source, track_name
 
 
@@ -57,10 +59,9 @@ class ConnectionBox(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        with m.Switch(self.sel):
-            for i, src in enumerate(self.spec.inputs()):
-                if src is not None:
-                    with m.Case(i):
-                        m.d.comb += self.out.eq(getattr(self, track_name("in", src.side,
-                                                                          src.track)))
+        inputs = [None if src is None else getattr(self, track_name("in", src.side, src.track))
+                  for src in self.spec.inputs()]
+        # tree_bits=1: 2:1 muxes of input pairs on sel[0], the other select bits decoded once
+        # per box; of the splits measured, the smallest on ECP5 (docs/fpga.md)
+        m.d.comb += self.out.eq(mux_tree(self.sel, inputs, tree_bits=1))
         return m

@@ -9,7 +9,8 @@ outgoing track (side ``o``, track ``t``) is a mux over
   there is exactly one), in side order N, E, S, W, then
 * the tile core's outputs of the network's width, in the core's ``PORTS`` order,
 
-followed by an optional pipeline register (config bit ``pipe``: 0 = combinational bypass,
+(a select value past the last input gives 0; the mux is a :func:`~.mux.mux_tree`), followed
+by an optional pipeline register (config bit ``pipe``: 0 = combinational bypass,
 1 = registered, one cycle of latency; the register freezes while ``stall`` is high). The
 pipeline registers double as short delay lines for the compiler.
 
@@ -40,6 +41,8 @@ from dataclasses import dataclass
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
+
+from .mux import mux_tree
 
 SIDES = ("N", "E", "S", "W")
 OPPOSITE = {"N": "S", "S": "N", "E": "W", "W": "E"}
@@ -178,15 +181,11 @@ class SwitchBox(wiring.Component):
         spec = self.spec
         for s, t in spec.outputs():
             mux = Signal(spec.width, name=f"mux_{s}_{t}")
-            sel = getattr(self, f"sel_{s}_{t}")
-            with m.Switch(sel):
-                for i, src in enumerate(spec.mux_inputs(s, t)):
-                    with m.Case(i):
-                        if src.kind == "track":
-                            m.d.comb += mux.eq(getattr(self, track_name("in", src.side,
-                                                                         src.track)))
-                        else:
-                            m.d.comb += mux.eq(getattr(self, f"core_{src.port}"))
+            inputs = [getattr(self, track_name("in", src.side, src.track))
+                      if src.kind == "track" else getattr(self, f"core_{src.port}")
+                      for src in spec.mux_inputs(s, t)]
+            # one balanced tree: of the splits measured, the smallest on ECP5 (docs/fpga.md)
+            m.d.comb += mux.eq(mux_tree(getattr(self, f"sel_{s}_{t}"), inputs))
             out = getattr(self, track_name("out", s, t))
             if spec.pipeline:
                 reg = Signal(spec.width, name=f"reg_{s}_{t}")
