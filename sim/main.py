@@ -76,24 +76,25 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
         raise Failure("mapping refused: " + "; ".join(refused.values()))
     mems = sum(i.mems for i in impls.values())
     srs = [s for i in impls.values() for s in i.shift_registers if s.delay > 0]
+    rf_words = sum(r.words for i in impls.values() for r in i.register_files)
     checked = 0
     for name, impl in impls.items():
-        if not impl.pubs and not impl.shift_registers:
+        if not (impl.pubs or impl.shift_registers or impl.register_files or impl.selects):
             continue
         rep = check_buffer(res.buffers[name], impl, arch.pub, seed)
         if not rep.ok:
             raise Failure(f"model check: {rep.summary()}")
         checked += rep.checked
     step(f"mapping: {mems} MEMs, {len(srs)} shift registers ({sum(s.delay for s in srs)} "
-         f"register stages); config-driven model matches the specification on {checked} reads",
-         t0)
+         f"register stages)" + (f", {rf_words} register-file words" if rf_words else "")
+         + f"; config-driven model matches the specification on {checked} reads", t0)
 
     if rtl:
         from sim.rtl_xcheck import run_xcheck
         n = run_xcheck(app_name, arch_name)
         step(f"RTL: {n} PUB configuration(s) on the generated Verilog == model", t0)
 
-    summary.update(mems=mems, shift_registers=len(srs))
+    summary.update(mems=mems, shift_registers=len(srs), register_file_words=rf_words)
     return summary
 
 
@@ -119,7 +120,9 @@ def main(argv=None) -> int:
     ref = f" (paper Table VI: {paper[0]} -> {paper[1]})" if paper else ""
     print(f"\n{args.app}: PASS  cycles {s['cycles_sequential']} -> {s['cycles_optimized']}{ref}; "
           f"SRAM words {s['sram_words_sequential']} -> {s['sram_words_optimized']}; "
-          f"MEMs {s['mems']}; shift registers {s['shift_registers']}")
+          f"MEMs {s['mems']}; shift registers {s['shift_registers']}"
+          + (f"; register-file words {s['register_file_words']}"
+             if s.get("register_file_words") else ""))
     return 0
 
 
