@@ -1,6 +1,7 @@
 """``ubc``: the unified-buffer compiler's command line (DESIGN §1, §3).
 
-    ubc schedule APP [--arch A] [--size K=V ...] [--policy P] [--json] [--dump DIR] [--plot FILE]
+    ubc schedule APP [--arch A] [--size K=V ...] [--policy P] [--no-balance] [--json]
+                     [--dump DIR] [--plot FILE]
 
 User errors (bad program, bad constraints file, unschedulable program) print one line
 ``ubc: error: ...`` and exit with status 1 without writing any output file.
@@ -104,7 +105,7 @@ def cmd_schedule(args) -> int:
     params = HwParams.from_arch(args.arch)
     program = load_program(args.app, _sizes(args.size))
     policy = None if args.policy == "auto" else args.policy
-    result = schedule_program(program, params, policy)
+    result = schedule_program(program, params, policy, balance=not args.no_balance)
     summary = result.summary(args.app)
     if args.plot:
         _plot(result, args.plot)
@@ -147,9 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_app_arguments(s)
     s.add_argument("--policy", default="auto", choices=["auto", "stencil", "dnn", "sequential"],
                    help="scheduling policy (default: auto, paper §V-B rule)")
+    s.add_argument("--no-balance", action="store_true",
+                   help="schedule the kernels as written, without tree-height reduction "
+                   "(the ablation of compiler.frontend.tree_height)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--dump", metavar="DIR",
-                   help="write Program, PolyProgram, Schedules, UnifiedBuffers (JSON + ISL)")
+                   help="write the (balanced) Program, PolyProgram, Schedules, UnifiedBuffers "
+                   "(JSON + ISL)")
     s.add_argument("--plot", metavar="FILE", help="draw the schedule reservation table (PNG)")
     s.set_defaults(func=cmd_schedule)
     from .cli_map import add_map_subcommand

@@ -1,10 +1,11 @@
-"""Run extraction, both schedules, verification and liveness on one program, and summarize
-(the data behind ``ubc schedule``; paper Tables VI and VII)."""
+"""Run tree-height reduction, extraction, both schedules, verification and liveness on one
+program, and summarize (the data behind ``ubc schedule``; paper Tables VI and VII)."""
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
+from ..frontend.tree_height import Latency, balance_program
 from ..ir.poly import PolyProgram
 from ..ir.program import Program
 from ..ir.schedule import Schedule
@@ -22,6 +23,9 @@ from .sequential import schedule_sequential
 
 @dataclass
 class ScheduleResult:
+    """Every IR of one ``schedule_program`` run. ``program`` is the Program that was scheduled:
+    the input after tree-height reduction (``compiler.frontend.tree_height``) unless it was
+    turned off; interpret this one to run what the schedules and buffers describe."""
     program: Program
     poly: PolyProgram
     deps: list[Dependence]
@@ -46,10 +50,13 @@ class ScheduleResult:
 
 
 def schedule_program(program: Program, params: HwParams | None = None,
-                     policy: str | None = None) -> ScheduleResult:
-    """Extract, schedule (sequential baseline and optimized), verify both, compute liveness."""
+                     policy: str | None = None, balance: bool = True) -> ScheduleResult:
+    """Reduce the kernels' tree height (``balance=False`` skips it: the kernels as written),
+    extract, schedule (sequential baseline and optimized), verify both, compute liveness."""
     params = params or HwParams()
     t0 = time.perf_counter()
+    if balance:
+        program = balance_program(program, Latency(params.pe_latency, params.mem_read_latency))
     poly = extract(program, params)
     deps = raw_dependences(poly)
     seq = schedule_sequential(program, poly)

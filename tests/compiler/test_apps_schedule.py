@@ -45,8 +45,9 @@ def test_heavy_app_schedules_verify_full(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_app_runs_in_schedule_order(name):
-    """The interpreter executing every op instance at its scheduled cycle (with the storage
-    copies the schedule needs) computes the same outputs as the sequential program."""
+    """The interpreter executing every op instance of the scheduled (tree-height reduced)
+    program at its scheduled cycle (with the storage copies the schedule needs) computes the
+    same outputs as the sequential program as written."""
     sizes = SMALL.get(name, {} if name == "mobilenet" else dict(width=32, height=32))
     module = get_app(name)
     prog = module.build(**sizes)
@@ -54,7 +55,7 @@ def test_app_runs_in_schedule_order(name):
     inputs = module.make_inputs(0, **sizes)
     want = interp.run(prog, inputs)
     tiles = [lp.name for lp in pipeline_loops(prog)[0]]
-    run = expand_storage(prog, res.optimized.info["storage_copies"], tiles)
+    run = expand_storage(res.program, res.optimized.info["storage_copies"], tiles)
     got = interp.run(run, inputs, order=res.optimized.time_fn())
     assert set(got) == set(want)
     for k in want:
