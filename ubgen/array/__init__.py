@@ -8,13 +8,14 @@ from amaranth.back import verilog
 
 from ..arch import Arch, load_arch
 from .layout import KINDS, ArrayLayout
-from .tile import PackedTile, Tile
+from .tile import PackedTile, Tile, edge_suffix
 
 ARRAY_MODULE = "cgra_array"
 
 
-def tile_module(kind: str) -> str:
-    return f"cgra_{kind}_tile"
+def tile_module(kind: str, edges=()) -> str:
+    """The Verilog module name of a ``kind`` tile, built for ``edges`` (:class:`Tile`)."""
+    return f"cgra_{kind}_tile{edge_suffix(edges)}"
 
 
 def write_verilog(arch: Arch | str, out_dir: str | Path, cores=None) -> list[Path]:

@@ -20,15 +20,16 @@ Members:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..arch import Arch
 from ..config import config_bus_signature
+from ..interconnect.mux import mux_tree
 from ..interconnect.switch_box import OPPOSITE, SIDES
 from .layout import ArrayLayout
-from .tile import TILE_ADDR_WIDTH, Tile, TileInstance, track_port
+from .tile import TILE_ADDR_WIDTH, Tile, TileInstance, edge_suffix, track_port
 
 CONFIG_ADDR_WIDTH = 32
 CYCLE_COUNT_WIDTH = 32
@@ -41,11 +42,18 @@ class CGRA(wiring.Component):
     generated modules (:class:`TileInstance`, used for Verilog output, see
     :func:`ubgen.array.write_verilog`); without, they are Amaranth :class:`Tile` objects (used by
     the Amaranth simulator; ``self.tiles[row, col].core`` reaches each core).
+
+    ``edge_tiles`` (for FPGA synthesis, :mod:`ubgen.fpga`): every tile is built for the sides
+    of its position on the array edge (:class:`Tile` ``edges``; same ports, registers and
+    behaviour in the array, fewer muxes), and with ``tile_modules`` a tile instantiates
+    ``tile_modules[kind]`` + :func:`~ubgen.array.tile.edge_suffix` of its edges.
     """
 
-    def __init__(self, arch: Arch, cores=None, tile_modules: dict[str, str] | None = None):
+    def __init__(self, arch: Arch, cores=None, tile_modules: dict[str, str] | None = None,
+                 edge_tiles: bool = False):
         self.arch = arch
         self.layout = ArrayLayout(arch, cores)
+        self.edge_tiles = edge_tiles
         members = {"cfg": In(config_bus_signature(CONFIG_ADDR_WIDTH)), "run": In(1),
                    "stall": In(1), "error": Out(1), "cycle_count": Out(CYCLE_COUNT_WIDTH)}
         io_proto = self.layout.prototypes["io"]
@@ -56,10 +64,12 @@ class CGRA(wiring.Component):
         self.tiles: dict[tuple[int, int], Tile] = {}
         for pos in self.layout.positions():
             spec = self.layout.specs[pos.kind]
+            edges = self.layout.edges(pos.row, pos.col) if edge_tiles else frozenset()
             if tile_modules is None:
-                tile = Tile(spec, self.layout.cores[pos.kind](arch))
+                tile = Tile(spec, self.layout.cores[pos.kind](arch), edges)
             else:
-                tile = TileInstance(spec, self.layout.prototypes[pos.kind], tile_modules[pos.kind])
+                tile = TileInstance(spec, self.layout.prototypes[pos.kind],
+                                    tile_modules[pos.kind] + edge_suffix(edges))
             self.tiles[pos.row, pos.col] = tile
 
     def elaborate(self, platform):
@@ -92,11 +102,12 @@ class CGRA(wiring.Component):
                             src = self.tiles[nb]
                             m.d.comb += dst.eq(getattr(src, track_port(w, "out", OPPOSITE[s], t)))
 
-        # registered read-back: rdata is valid the cycle after the address is presented
-        with m.Switch(tile_sel):
-            for pos in lay.positions():
-                with m.Case(pos.tile_id):
-                    m.d.comb += rdata.eq(self.tiles[pos.row, pos.col].cfg.rdata)
+        # registered read-back: rdata is valid the cycle after the address is presented; a mux
+        # tree over the tile ids (tile_id = row * columns + col, no holes), 0 past the last
+        span = max(1, (len(self.tiles) - 1).bit_length())
+        by_id = [self.tiles[pos.row, pos.col].cfg.rdata
+                 for pos in sorted(lay.positions(), key=lambda p: p.tile_id)]
+        m.d.comb += rdata.eq(Mux(tile_sel[span:] == 0, mux_tree(tile_sel[:span], by_id), 0))
         m.d.sync += self.cfg.rdata.eq(rdata)
 
         if errors:

@@ -66,6 +66,10 @@ class ArrayLayout:
         return [Position(self.tile_id(r, c), r, c, self.kind(r, c))
                 for r in range(self.rows) for c in range(self.columns)]
 
+    def edges(self, row: int, col: int) -> frozenset[str]:
+        """The sides of tile ``(row, col)`` without a neighbour (on the array edge)."""
+        return frozenset(s for s in STEP if self.neighbour(row, col, s) is None)
+
     def neighbour(self, row: int, col: int, side: str) -> tuple[int, int] | None:
         dr, dc = STEP[side]
         r, c = row + dr, col + dc

@@ -25,6 +25,7 @@ from amaranth.lib.wiring import In, Out
 from ..config import ConfigRegisters, config_bus_signature
 from ..regmap import Register, RegisterMap
 from ..interconnect import SIDES, SwitchBoxSpec, SwitchBox, ConnectionBoxSpec, ConnectionBox
+from ..interconnect.switch_box import check_edges
 
 TILE_ADDR_WIDTH = 16     # tile-local register offset bits of the global config address
 
@@ -129,11 +130,23 @@ def tile_signature_members(spec: TileSpec, core) -> dict:
 
 
 class Tile(wiring.Component):
-    """One tile around ``core`` (an Amaranth component following the core contract)."""
+    """One tile around ``core`` (an Amaranth component following the core contract).
 
-    def __init__(self, spec: TileSpec, core):
+    ``edges`` (default none): the sides of the tile's position that lie on the array edge,
+    for FPGA synthesis (:mod:`ubgen.fpga`, ``cgra_4x4``). The array ties those sides' incoming
+    tracks to 0 and reads none of their outgoing tracks; a tile built with ``edges`` does the
+    same inside (:class:`~ubgen.interconnect.SwitchBox` / :class:`~ubgen.interconnect.ConnectionBox`
+    ``edges``): its muxes see 0 for those inputs and those outputs are 0, so synthesis, which
+    works module by module and cannot carry the array's tie-offs into a tile module, drops
+    their muxes and pipeline registers. Ports, register map and select encodings are the same
+    for every ``edges`` (the registers of the dropped outputs remain, readable): inside the
+    array the tile behaves identically.
+    """
+
+    def __init__(self, spec: TileSpec, core, edges=()):
         self.spec = spec
         self.core = core
+        self.edges = check_edges(edges)
         super().__init__(tile_signature_members(spec, core))
 
     def elaborate(self, platform):
@@ -163,7 +176,7 @@ class Tile(wiring.Component):
             wiring.connect(m, wiring.flipped(self.glb), core.glb)
 
         for w, sbspec in spec.sbs.items():
-            sb = m.submodules[f"sb{w}"] = SwitchBox(sbspec)
+            sb = m.submodules[f"sb{w}"] = SwitchBox(sbspec, self.edges)
             m.d.comb += sb.stall.eq(self.stall)
             for s, t in sbspec.outputs():
                 m.d.comb += [
@@ -177,7 +190,7 @@ class Tile(wiring.Component):
                 m.d.comb += getattr(sb, f"core_{p}").eq(getattr(core, f"out_{p}"))
 
         for p, cbspec in spec.cbs.items():
-            cb = m.submodules[f"cb_{p}"] = ConnectionBox(cbspec)
+            cb = m.submodules[f"cb_{p}"] = ConnectionBox(cbspec, self.edges)
             w = cbspec.width
             m.d.comb += [cb.sel.eq(f[cbspec.sel_reg]), getattr(core, f"in_{p}").eq(cb.out)]
             for s in SIDES:
@@ -185,6 +198,13 @@ class Tile(wiring.Component):
                     m.d.comb += getattr(cb, f"in_{s}_{t}").eq(
                         getattr(self, track_port(w, "in", s, t)))
         return m
+
+
+def edge_suffix(edges) -> str:
+    """The module-name suffix of a tile built for ``edges`` (:class:`Tile`): ``""`` for none,
+    else ``_`` and the sides in N, S, E, W order, lower case (``_n``, ``_nw``, ``_se``)."""
+    edges = check_edges(edges)
+    return "".join(["_"] + [s.lower() for s in "NSEW" if s in edges]) if edges else ""
 
 
 def packed_tracks(spec: TileSpec) -> list[tuple[str, int]]:
@@ -211,11 +231,11 @@ class PackedTile(wiring.Component):
     :class:`Tile` whose track ports are packed per network and direction
     (:func:`packed_members`). Pure wiring: same behaviour, ~90 ports fewer, which makes the
     per-instance code Verilator generates around a hierarchical block (and its run-time
-    marshalling) smaller (docs/array.md "Verilator")."""
+    marshalling) smaller (docs/array.md "Verilator"). ``edges``: see :class:`Tile`."""
 
-    def __init__(self, spec: TileSpec, core):
+    def __init__(self, spec: TileSpec, core, edges=()):
         self.spec = spec
-        self.tile = Tile(spec, core)
+        self.tile = Tile(spec, core, edges)
         super().__init__(packed_members(spec, core))
 
     def elaborate(self, platform):

@@ -17,7 +17,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .mux import mux_tree
-from .switch_box import SIDES, Source, track_name
+from .switch_box import SIDES, Source, check_edges, track_name
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,16 @@ class ConnectionBoxSpec:
 
 
 class ConnectionBox(wiring.Component):
-    """The RTL of a :class:`ConnectionBoxSpec`: ``in_<side>_<t>`` tracks, ``sel``, ``out``."""
+    """The RTL of a :class:`ConnectionBoxSpec`: ``in_<side>_<t>`` tracks, ``sel``, ``out``.
 
-    def __init__(self, spec: ConnectionBoxSpec):
+    ``edges``: sides on the array edge, whose incoming tracks are taken as the constant 0 the
+    array ties them to (ports ignored; select encoding unchanged), see
+    :class:`~.switch_box.SwitchBox`.
+    """
+
+    def __init__(self, spec: ConnectionBoxSpec, edges=()):
         self.spec = spec
+        self.edges = check_edges(edges)
         members = {"sel": In(spec.sel_width), "out": Out(spec.width)}
         for s in SIDES:
             for t in range(spec.tracks):
@@ -59,7 +65,8 @@ class ConnectionBox(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        inputs = [None if src is None else getattr(self, track_name("in", src.side, src.track))
+        inputs = [None if src is None or src.side in self.edges
+                  else getattr(self, track_name("in", src.side, src.track))
                   for src in self.spec.inputs()]
         # tree_bits=1: 2:1 muxes of input pairs on sel[0], the other select bits decoded once
         # per box; of the splits measured, the smallest on ECP5 (docs/fpga.md)

@@ -155,16 +155,32 @@ def track_name(direction: str, side: str, track: int) -> str:
     return f"{direction}_{side}_{track}"
 
 
+def check_edges(edges) -> frozenset[str]:
+    """``edges`` as a set of sides; a one-line :class:`ValueError` for anything but N/E/S/W."""
+    edges = frozenset(edges)
+    bad = sorted(str(e) for e in edges - set(SIDES))
+    if bad:
+        raise ValueError(f"unknown side(s) {', '.join(bad)} in edges (expected N, E, S, W)")
+    return edges
+
+
 class SwitchBox(wiring.Component):
     """The RTL of a :class:`SwitchBoxSpec`.
 
     Ports: ``in_<side>_<t>`` / ``out_<side>_<t>`` tracks, ``core_<port>`` core outputs,
     ``stall``, and the configuration inputs ``sel_<side>_<t>`` / ``pipe_<side>_<t>`` (driven
     by the tile's configuration registers of the same meaning).
+
+    ``edges``: sides on the array edge (no neighbour), for FPGA synthesis, which cannot carry
+    the array's tie-offs into a tile module (:class:`ubgen.array.tile.Tile`). The incoming
+    tracks of those sides are taken as the constant 0 the array ties them to (their ports are
+    ignored) and the outgoing tracks of those sides, which nothing reads, are 0 without a mux or
+    pipeline register. Ports, select encodings and every other output are unchanged.
     """
 
-    def __init__(self, spec: SwitchBoxSpec):
+    def __init__(self, spec: SwitchBoxSpec, edges=()):
         self.spec = spec
+        self.edges = check_edges(edges)
         members = {"stall": In(1)}
         for s, t in spec.outputs():
             members[track_name("in", s, t)] = In(spec.width)
@@ -180,8 +196,11 @@ class SwitchBox(wiring.Component):
         m = Module()
         spec = self.spec
         for s, t in spec.outputs():
+            if s in self.edges:
+                continue                    # out_<s>_<t> stays 0: no neighbour reads it
             mux = Signal(spec.width, name=f"mux_{s}_{t}")
-            inputs = [getattr(self, track_name("in", src.side, src.track))
+            inputs = [None if src.kind == "track" and src.side in self.edges   # tied to 0
+                      else getattr(self, track_name("in", src.side, src.track))
                       if src.kind == "track" else getattr(self, f"core_{src.port}")
                       for src in spec.mux_inputs(s, t)]
             # one balanced tree: of the splits measured, the smallest on ECP5 (docs/fpga.md)

@@ -116,13 +116,15 @@ def top_address_map(arch: Arch, cores=None) -> dict:
 class CGRATop(wiring.Component):
     """AXI4-Lite slave -> control/status registers, GLB host port, array config bus.
 
-    ``cores`` and ``tile_modules`` are passed to :class:`~ubgen.array.cgra.CGRA` (tests may use
-    other cores; Verilog output uses separately generated tile modules).
+    ``cores``, ``tile_modules`` and ``edge_tiles`` are passed to :class:`~ubgen.array.cgra.CGRA`
+    (tests may use other cores; Verilog output uses separately generated tile modules, FPGA
+    synthesis tiles built for their edges).
     """
 
-    def __init__(self, arch: Arch, cores=None, tile_modules: dict[str, str] | None = None):
+    def __init__(self, arch: Arch, cores=None, tile_modules: dict[str, str] | None = None,
+                 edge_tiles: bool = False):
         self.arch = arch
-        self.array = CGRA(arch, cores, tile_modules)
+        self.array = CGRA(arch, cores, tile_modules, edge_tiles)
         self.io_columns = [c for c in range(arch.array.columns)
                            if f"glb_{c}" in self.array.signature.members]
         self.glb = GlobalBuffer(arch.glb, self.io_columns)
