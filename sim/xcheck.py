@@ -60,8 +60,6 @@ def app_jobs(app: str, arch: Arch | str = "pub", buffers: list[str] | None = Non
     rng = np.random.default_rng(seed)
     jobs = []
     for name, impl in impls.items():
-        if buffers is not None and name not in buffers:
-            continue
         ub = result.buffers[name]
         inputs = {}
         for port in ub.inputs:

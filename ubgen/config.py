@@ -1,7 +1,7 @@
 """The configuration register file of one block, built from its :class:`RegisterMap`."""
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -25,8 +25,8 @@ class ConfigRegisters(wiring.Component):
     (zero-extended), 0 for every other address: the whole address is decoded. The map's windows
     are not decoded here (their owner does, e.g. :class:`ubgen.pub.control.BlockConfig`).
 
-    The read-back is a :func:`~ubgen.interconnect.mux.mux_tree` on the address bits that span
-    the offsets (one balanced tree of 2:1 muxes), gated by the higher address bits being 0; a
+    The read-back is a :func:`~ubgen.interconnect.mux.mux_tree` over the offsets (one balanced
+    tree of 2:1 muxes on the address bits that span them, 0 when a higher bit is set); a
     ``Switch`` over the offsets (a Yosys ``$pmux``) mapped to 1.5x (PUB) to 2.2x (IO core) the
     ECP5 LUT4s (docs/fpga.md "The configuration registers").
     """
@@ -44,14 +44,10 @@ class ConfigRegisters(wiring.Component):
         # registers at offsets the address cannot express are never read nor written
         reachable = [r for r in self.regmap.registers if r.offset < 1 << len(addr)]
         if reachable:
-            span = max(1, max(r.offset for r in reachable).bit_length())
-            slots: list = [None] * (1 << span)
+            slots: list = [None] * (max(r.offset for r in reachable) + 1)
             for r in reachable:
                 slots[r.offset] = self.fields[r.name]
-            value = mux_tree(addr[:span], slots)
-            if len(addr) > span:
-                value = Mux(addr[span:] == 0, value, 0)
-            m.d.comb += self.bus.rdata.eq(value)
+            m.d.comb += self.bus.rdata.eq(mux_tree(addr, slots))
         # One decode per register (not one process over a shared switch): keeps the generated
         # Verilog linear in the number of registers.
         for r in self.regmap.registers:

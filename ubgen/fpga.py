@@ -66,6 +66,12 @@ MAPPINGS = {
 DEFAULT_MAPPING = "delay"     # a design's own default: FPGADesign.mapping
 
 
+def check_mapping(mapping: str) -> str:
+    if mapping not in MAPPINGS:
+        raise FPGAError(f"unknown mapping '{mapping}' (choose from {', '.join(MAPPINGS)})")
+    return mapping
+
+
 # --- registry ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -220,6 +226,19 @@ class FPGATarget:
     logic_bel: str = ""
     widemux: str = ""           # techmap (under constraints/fpga/) for muxcover's $_MUX4_/$_MUX8_
 
+    def count_luts(self, cells: dict[str, int]) -> int:
+        """LUT4s of a cell-type -> count table (a carry cell counts as its LUT4s)."""
+        return sum(n * cells.get(c, 0) for c, n in self.lut_cells.items())
+
+    def count_ffs(self, cells: dict[str, int]) -> int:
+        return sum(v for c, v in cells.items() if c.startswith(self.ff_prefixes))
+
+    def write_techmaps(self, directory: Path) -> None:
+        """Copy the files :func:`synth_commands` reads into Yosys's working ``directory``."""
+        if self.widemux:
+            (Path(directory) / self.widemux).write_text(
+                (CONSTRAINTS_DIR / self.widemux).read_text())
+
 
 TARGETS: dict[str, FPGATarget] = {
     "ice40": FPGATarget(
@@ -248,8 +267,7 @@ def synth_commands(tgt: FPGATarget, top: str, *, flatten: bool = True,
     between the script's ``map_ffs`` and ``map_luts`` steps (the techmap file must be in the
     working directory). ``flatten=False`` adds ``-noflatten``.
     """
-    if mapping not in MAPPINGS:
-        raise FPGAError(f"unknown mapping '{mapping}' (choose from {', '.join(MAPPINGS)})")
+    check_mapping(mapping)
     synth = f"{tgt.synth} -top {top}{'' if flatten else ' -noflatten'}"
     if mapping == "delay":
         return synth
@@ -528,9 +546,7 @@ def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=Non
     ``report.json`` is written only when every step succeeded.
     """
     tgt, spec, arch, device, router = resolve(target, design, arch, device, router)
-    mapping = mapping or spec.mapping
-    if mapping not in MAPPINGS:
-        raise FPGAError(f"unknown mapping '{mapping}' (choose from {', '.join(MAPPINGS)})")
+    mapping = check_mapping(mapping or spec.mapping)
     try:
         arch_obj = load_arch(arch)
     except ArchError as e:
@@ -564,8 +580,7 @@ def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=Non
                                         tgt.constraint_flag.lstrip("-")))
 
     def synth():
-        if tgt.widemux:
-            (out / tgt.widemux).write_text((CONSTRAINTS_DIR / tgt.widemux).read_text())
+        tgt.write_techmaps(out)
         commands = synth_commands(tgt, "top", flatten=spec.flatten, mapping=mapping,
                                   freq_mhz=freq)
         script = (f"read_verilog {' '.join(verilog_files)}; {commands}; "
@@ -575,8 +590,7 @@ def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=Non
         return parse_yosys_stat(json.loads((out / "stat.json").read_text()))
 
     cells = prog.step(f"yosys {tgt.synth}", synth)
-    luts = sum(n * cells.get(c, 0) for c, n in tgt.lut_cells.items())
-    ffs = sum(v for c, v in cells.items() if c.startswith(tgt.ff_prefixes))
+    luts, ffs = tgt.count_luts(cells), tgt.count_ffs(cells)
     if not quiet:
         mems = {c: v for c, v in cells.items() if c in ("DP16KD", "SB_RAM40_4K", "MULT18X18D",
                                                          "SB_MAC16")}

@@ -52,6 +52,8 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass
 
+from ubgen.pe.ops import WORD_BITS
+
 from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup
 from ..ir.program import Program, kernel_to_dict
 
@@ -59,7 +61,6 @@ REASSOCIATIVE = frozenset({"add", "mul", "and", "or", "xor", "smin", "smax", "um
 """Associative and commutative PE ops (DESIGN §5.2) whose chains are rebuilt as trees."""
 SELECTING = frozenset({"smin", "smax", "umin", "umax"})
 """Ops whose result is one of their operands (associative only without a lossy truncation)."""
-WORD_BITS = 16
 
 
 @dataclass(frozen=True)

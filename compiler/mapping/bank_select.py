@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from ..ir.ubimpl import BankSelect
 from ..ir.ubuf import UBPort, UnifiedBuffer
-from .common import MappingError, port_time
+from .common import MappingError, fire_disjoint
 
 
 class SpansBanks(MappingError):
@@ -58,8 +58,7 @@ def split_by_writer(ub: UnifiedBuffer, drop: set[str] = frozenset()
         if subs is None:
             outs.append(p)
             continue
-        times = [port_time(s).range() for s in subs]
-        if any(not a.intersect(b).is_empty() for a, b in itertools.combinations(times, 2)):
+        if not fire_disjoint(subs):
             outs.append(p)            # two sub-streams in one cycle: no single select
             continue
         outs += subs

@@ -132,13 +132,13 @@ def choose_banking(ub: UnifiedBuffer, outs: list[UBPort], read_ports: int,
     factors = tuple(factors)
     if not crowded:
         return Banking(factors)
-    name = _buffer_name(ub)
+    name = buffer_name(ub)
     if any(has_conflict(g, name, factors) for g in crowded):
         return Banking(tuple([1] * ndim), duplicated=True)
     return Banking(factors)
 
 
-def _buffer_name(ub: UnifiedBuffer) -> str:
+def buffer_name(ub: UnifiedBuffer) -> str:
     return ub.ports[0].access.get_tuple_name(isl.dim_type.out)
 
 
@@ -159,7 +159,7 @@ def bank_buffer(ub: UnifiedBuffer, outs: list[UBPort], banking: Banking) -> list
                               list(ub.inputs) + [q]) for k, q in enumerate(outs)]
     if banking.banks == 1:
         return [UnifiedBuffer(ub.name, ub.shape, ub.kind, ub.type, list(ub.inputs) + list(outs))]
-    name = _buffer_name(ub)
+    name = buffer_name(ub)
     ctx = ub.ports[0].domain.get_ctx()
     ids = bank_id_map(name, banking.factors, ctx)
     offs = offset_map(name, banking.factors, ctx)

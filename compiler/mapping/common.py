@@ -13,6 +13,7 @@ cycle ``t`` sees the latest write that landed at a cycle ``<= t``.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 
 import islpy as isl
@@ -31,6 +32,12 @@ def port_time(port: UBPort) -> isl.Map:
     if port.direction == "in" and port.latency:
         sched = sched.apply_range(_shift_map(sched.get_ctx(), port.latency))
     return sched
+
+
+def fire_disjoint(ports: list[UBPort]) -> bool:
+    """No two of ``ports`` access the buffer in the same cycle (one select can serve them)."""
+    times = [port_time(p).range() for p in ports]
+    return all(a.intersect(b).is_empty() for a, b in itertools.combinations(times, 2))
 
 
 def _shift_map(ctx, d: int) -> isl.Map:

@@ -19,12 +19,13 @@ enumerate; callers then fall back to the isl formulation.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..ir.ubuf import UnifiedBuffer
 from .common import MappingError, Stream, port_stream
+from .vectorize import enumerate_affine
 
 MAX_POINTS = 20_000_000
 
@@ -39,7 +40,6 @@ class PortTable:
 
 @dataclass
 class FlowTables:
-    ins: list[PortTable]
     outs: dict[str, PortTable]
     # the writes of every input port sorted by (element, cycle, port number)
     w_key: np.ndarray
@@ -49,24 +49,15 @@ class FlowTables:
     tspan: int
     espan: int = 1
     # per output port: its (cycle, element) keys sorted, and the sorting permutation
-    _keys: dict = None
+    _keys: dict = field(default_factory=dict, repr=False)
 
     def read_keys(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        if self._keys is None:
-            self._keys = {}
         if name not in self._keys:
             t = self.outs[name]
             key = t.time * self.espan + t.elem
             order = np.argsort(key, kind="stable")
             self._keys[name] = (key[order], order)
         return self._keys[name]
-
-
-def _values(extents, aff) -> np.ndarray:
-    vals = np.full(1, aff.start, dtype=np.int64)
-    for e, s in reversed(list(zip(extents, aff.strides))):
-        vals = (vals[:, None] + s * np.arange(e, dtype=np.int64)[None, :]).ravel()
-    return vals
 
 
 def tables(ub: UnifiedBuffer) -> FlowTables | None:
@@ -79,7 +70,7 @@ def tables(ub: UnifiedBuffer) -> FlowTables | None:
     if not streams or sum(int(np.prod(s.extents, dtype=np.int64)) for s in streams) > MAX_POINTS:
         return None
     ndim = len(streams[0].addr)
-    addrs = [[_values(s.extents, a) for a in s.addr] for s in streams]
+    addrs = [[enumerate_affine(s.extents, a) for a in s.addr] for s in streams]
     lows = [min(int(a[d].min()) for a in addrs) for d in range(ndim)]
     highs = [max(int(a[d].max()) for a in addrs) for d in range(ndim)]
     elems = []
@@ -89,7 +80,8 @@ def tables(ub: UnifiedBuffer) -> FlowTables | None:
             e = e + (a[d] - lows[d]) * sc
             sc *= highs[d] - lows[d] + 1
         elems.append(e)
-    ports = [PortTable(s.name, _values(s.extents, s.time), e) for s, e in zip(streams, elems)]
+    ports = [PortTable(s.name, enumerate_affine(s.extents, s.time), e)
+             for s, e in zip(streams, elems)]
     ins = [t for t, p in zip(ports, ub.ports) if p.direction == "in"]
     outs = {t.name: t for t, p in zip(ports, ub.ports) if p.direction == "out"}
     tmin = min(int(t.time.min()) for t in ports)
@@ -105,7 +97,7 @@ def tables(ub: UnifiedBuffer) -> FlowTables | None:
     for t in ports:
         t.time = t.time - tmin
     espan = max(int(t.elem.max()) for t in ports) + 1
-    return FlowTables(ins, outs, w_elem * tspan + w_time, w_elem, w_time, w_port, tspan, espan)
+    return FlowTables(outs, w_elem * tspan + w_time, w_elem, w_time, w_port, tspan, espan)
 
 
 def latest_writers(ft: FlowTables, pout: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -18,7 +18,6 @@ to each bank (§5.2.2); for an output port the per-bank pieces fire at disjoint 
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import replace
 from math import gcd
 
@@ -26,8 +25,9 @@ import islpy as isl
 
 from ..ir.ubimpl import BankSelect
 from ..ir.ubuf import UBPort, UnifiedBuffer
-from .banking import (Banking, bank_buffer, bank_id_map, concurrent_groups, partition_factors)
-from .common import MappingError, affine_outputs, port_time, split_floors
+from .banking import (Banking, bank_buffer, buffer_name, concurrent_groups, partition_factors,
+                      port_banks)
+from .common import MappingError, affine_outputs, fire_disjoint, split_floors
 
 
 def linear_part(port: UBPort) -> tuple[tuple[int, ...], ...]:
@@ -66,9 +66,7 @@ def lane_factors(ub: UnifiedBuffer, outs: list[UBPort], read_ports: int,
 
 def banks_touched(port: UBPort, buffer: str, factors: tuple[int, ...]) -> set[tuple[int, ...]]:
     """The bank IDs (eq. 5.4) of every element ``port`` accesses."""
-    ctx = port.domain.get_ctx()
-    ids = port.access.intersect_domain(port.domain).apply_range(
-        bank_id_map(buffer, factors, ctx)).range()
+    ids = port_banks(port, buffer, factors)[0].range()
     out: set[tuple[int, ...]] = set()
     n = ids.dim(isl.dim_type.set)
     ids.foreach_point(lambda pt: out.add(tuple(
@@ -79,7 +77,7 @@ def banks_touched(port: UBPort, buffer: str, factors: tuple[int, ...]) -> set[tu
 def fits(ub: UnifiedBuffer, outs: list[UBPort], factors: tuple[int, ...], read_ports: int,
          write_ports: int) -> bool:
     """Every bank is touched by at most ``write_ports`` input and ``read_ports`` output ports."""
-    buffer = ub.ports[0].access.get_tuple_name(isl.dim_type.out)
+    buffer = buffer_name(ub)
     for ports, limit in ((ub.inputs, write_ports), (outs, read_ports)):
         count: dict[tuple, int] = {}
         for p in ports:
@@ -107,17 +105,14 @@ def bank_lanes(ub: UnifiedBuffer, outs: list[UBPort], banking: Banking
     banks = bank_buffer(ub, outs, banking)
     spans = {p.name for p in outs
              if sum(any(q.name == p.name for q in b.outputs) for b in banks) > 1}
-    srcs: dict[str, list[str]] = {n: [] for n in spans}
     pieces: dict[str, list[UBPort]] = {n: [] for n in spans}
     for b in banks:
         for i, q in enumerate(b.ports):
             if q.direction == "out" and q.name in spans:
                 piece = replace(q, name=f"{q.name}@{b.name}")
                 b.ports[i] = piece
-                srcs[q.name].append(piece.name)
                 pieces[q.name].append(piece)
     for name, ps in pieces.items():
-        times = [port_time(p).range() for p in ps]
-        if any(not a.intersect(c).is_empty() for a, c in itertools.combinations(times, 2)):
+        if not fire_disjoint(ps):
             raise MappingError(f"output {name}: two banks serve it in one cycle")
-    return banks, [BankSelect(srcs[n], n) for n in sorted(spans)]
+    return banks, [BankSelect([p.name for p in pieces[n]], n) for n in sorted(spans)]

@@ -19,14 +19,7 @@ from ..ir.ubimpl import RegisterFile
 from ..ir.ubuf import UnifiedBuffer
 from .common import Affine, Stream, port_stream
 from .linearize import box_layout, linear
-
-DEFAULT_MAX_WORDS = 20
-
-
-def bank_words(bank: UnifiedBuffer) -> int:
-    """Registers a bank needs: the size of its ports' dense address box."""
-    return box_layout([port_stream(p) for p in bank.ports])[2]
-
+from .shift_register import DEFAULT_THRESHOLD
 
 def _config(s: Stream, addr: Affine) -> ControllerConfig:
     keep = [d for d, e in enumerate(s.extents) if e > 1] or [0]
@@ -36,7 +29,7 @@ def _config(s: Stream, addr: Affine) -> ControllerConfig:
 
 
 def register_file(bank: UnifiedBuffer, buffer: str,
-                  max_words: int = DEFAULT_MAX_WORDS) -> RegisterFile | None:
+                  max_words: int = DEFAULT_THRESHOLD) -> RegisterFile | None:
     """The bank as a register file when it needs at most ``max_words`` registers, else None."""
     if max_words < 1 or not bank.inputs or not bank.outputs:
         return None

@@ -64,8 +64,7 @@ def test_parse_nextpnr_overflow_log():
 def test_parse_yosys_stat():
     cells = fpga.parse_yosys_stat(json.loads((DATA / "yosys_stat_ice40_dpbuf.json").read_text()))
     assert cells["SB_LUT4"] == 1708 and cells["SB_RAM40_4K"] == 8
-    ffs = sum(v for c, v in cells.items() if c.startswith(fpga.TARGETS["ice40"].ff_prefixes))
-    assert ffs == 28 + 17 + 1079 + 35
+    assert fpga.TARGETS["ice40"].count_ffs(cells) == 28 + 17 + 1079 + 35
 
 
 # --- errors --------------------------------------------------------------------------------
@@ -392,7 +391,7 @@ def test_widemux_techmap_is_equivalent(tmp_path):
         "         output y8, output y4);\n  assign y8 = d[s];\n  assign y4 = e[t];\nendmodule\n")
     (tmp_path / "prims.v").write_text(_ecp5_primitives())
     tgt = fpga.TARGETS["ecp5"]
-    (tmp_path / tgt.widemux).write_text((fpga.CONSTRAINTS_DIR / tgt.widemux).read_text())
+    tgt.write_techmaps(tmp_path)
     script = ("read_verilog m.v; hierarchy -top m; proc; techmap; opt; muxcover -mux4 -mux8; "
               f"techmap -map {tgt.widemux}; tee -q -o cells.json stat -json; "
               "read_verilog prims.v; hierarchy -top m; flatten; rename m gate; "

@@ -20,7 +20,7 @@ Members:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -53,7 +53,6 @@ class CGRA(wiring.Component):
                  edge_tiles: bool = False):
         self.arch = arch
         self.layout = ArrayLayout(arch, cores)
-        self.edge_tiles = edge_tiles
         members = {"cfg": In(config_bus_signature(CONFIG_ADDR_WIDTH)), "run": In(1),
                    "stall": In(1), "error": Out(1), "cycle_count": Out(CYCLE_COUNT_WIDTH)}
         io_proto = self.layout.prototypes["io"]
@@ -104,10 +103,9 @@ class CGRA(wiring.Component):
 
         # registered read-back: rdata is valid the cycle after the address is presented; a mux
         # tree over the tile ids (tile_id = row * columns + col, no holes), 0 past the last
-        span = max(1, (len(self.tiles) - 1).bit_length())
         by_id = [self.tiles[pos.row, pos.col].cfg.rdata
                  for pos in sorted(lay.positions(), key=lambda p: p.tile_id)]
-        m.d.comb += rdata.eq(Mux(tile_sel[span:] == 0, mux_tree(tile_sel[:span], by_id), 0))
+        m.d.comb += rdata.eq(mux_tree(tile_sel, by_id))
         m.d.sync += self.cfg.rdata.eq(rdata)
 
         if errors:

@@ -4,7 +4,9 @@
 input gives 0) as 2:1 ``Mux`` trees on the low ``tree_bits`` select bits inside groups of
 ``2 ** tree_bits`` consecutive inputs, each group gated by the decode of the remaining high
 select bits (``sel[tree_bits:] == group``, one comparison shared by every bit of the word) and
-the groups OR-ed. ``tree_bits = len(sel)`` (the default) is one balanced tree.
+the groups OR-ed. ``tree_bits = len(sel)`` (the default) is one balanced tree. A select wider
+than the inputs need (a bus address over a register file) builds the tree on the low bits that
+index them and gates it with the high bits being 0.
 
 Why not ``with m.Switch(sel)``: Yosys turns it into a ``$pmux`` (a one-hot OR of every case),
 which ``synth_ecp5`` mapped to 52 LUT4 per bit for the connection box's 21 inputs, against 20
@@ -43,6 +45,9 @@ def mux_tree(sel: Value, inputs: Sequence[Value | None], *,
     sel = Value.cast(sel)
     if not 0 < len(inputs) <= 1 << len(sel):
         raise ValueError(f"{len(inputs)} inputs for a {len(sel)}-bit select")
+    span = max(1, (len(inputs) - 1).bit_length())
+    if span < len(sel):
+        return Mux(sel[span:] == 0, mux_tree(sel[:span], inputs, tree_bits=tree_bits), 0)
     width = max((len(Value.cast(v)) for v in inputs if v is not None), default=1)
     tree_bits = len(sel) if tree_bits is None else max(0, min(tree_bits, len(sel)))
     size = 1 << tree_bits

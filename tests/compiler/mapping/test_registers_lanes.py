@@ -9,7 +9,7 @@ from compiler.mapping.banking import choose_banking
 from compiler.mapping.common import MappingError
 from compiler.mapping.lane_banking import choose_lane_banking, lane_factors, lanes
 from compiler.mapping.map_buffer import map_buffer
-from compiler.mapping.registers import bank_words, register_file
+from compiler.mapping.registers import register_file
 from compiler.model import check_buffer, simulate_register_file
 from ubgen.arch import PUBParams
 from ubgen.controller import AffineMap, ControllerConfig
@@ -40,7 +40,6 @@ def test_one_word_banks_become_registers():
 
 def test_register_threshold_and_mem_hint():
     ub = weights()
-    assert bank_words(ub) == 4
     assert register_file(ub, "w", max_words=3) is None
     rf = register_file(ub, "w", max_words=4)
     assert rf.words == 4 and rf.addr_width == 2

@@ -45,6 +45,8 @@ def patterns(rng: random.Random, n: int, width: int, rounds: int = 3) -> list[li
     (3, 2, ()),               # no core output: select 3 out of range
     (9, 4, (0, 4, 5)),        # holes inside the range
     (1, 1, ()),
+    (5, 6, (2,)),             # a select wider than the inputs need (a register-file address)
+    (1, 3, ()),
 ])
 @pytest.mark.parametrize("tree_bits", [None, 0, 1, 2, 9])
 def test_mux_tree_matches_switch(n_inputs, sel_width, none_at, tree_bits):
