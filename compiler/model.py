@@ -35,7 +35,7 @@ def decode_controller(regs: dict[str, int], layout: ControllerLayout
                       ) -> list[tuple[int, dict[str, int]]]:
     """Every fire ``(cycle, {ag: address})`` of a controller, from its register values."""
     n, p = layout.name, layout.params
-    dim = regs[f"{n}_dim"]
+    dim = regs.get(f"{n}_dim", 0)           # a register not written holds its reset value 0
     if dim == 0:
         return []
     ext_m1 = [regs[f"{n}_extent_m1_{d}"] for d in range(dim)]
@@ -66,63 +66,89 @@ class PUBRun:
     conflicts: list[int] = field(default_factory=list)
 
 
-def _simulate_tile(regs: dict[str, int], params: PUBParams, data_in: list[dict[int, int]]):
-    fw, depth = params.fetch_width, params.sram_depth
-    saw = params.sram_addr_width
-    chain_en, tile_id = regs.get("chain_en", 0), regs.get("tile_id", 0)
-    layouts = pub_layouts(params)
-    events: dict[int, list] = defaultdict(list)
-    for name, layout in layouts.items():
-        kind, k = name.rsplit("_", 1)
-        for cyc, addrs in decode_controller(regs, layout):
-            events[cyc].append((kind, int(k), addrs))
-            if kind == "sram2tb":
-                events.setdefault(cyc + 1, [])
-    P, Q = params.input_ports, params.output_ports
-    agg = [[None] * params.agg_words for _ in range(P)]
-    tb = [[(None,) * fw for _ in range(params.tb_depth)] for _ in range(Q)]
-    tb_owned = [[False] * params.tb_depth for _ in range(Q)]
-    sram: dict[int, tuple] = {}
-    pending: dict[int, list] = defaultdict(list)
-    own = [dict() for _ in range(Q)]
-    conflicts = []
+class PUBTile:
+    """One PUB tile replayed cycle by cycle from its register values, with the timing contract
+    of ``ubgen.pub.pub`` (module docstring). Per cycle ``c``: :meth:`outputs` gives what the
+    ``tb2out`` fires of ``c`` read (start-of-cycle state), then :meth:`commit` takes the
+    ``data_in`` words of ``c`` and applies the end-of-cycle writes (AGG, SRAM, TB). Used by
+    :func:`simulate_pub` and by the netlist model (``compiler.backend.model``)."""
 
-    def match(a):
-        return not chain_en or (a >> saw) == tile_id
+    def __init__(self, regs: dict[str, int], params: PUBParams):
+        self.params = params
+        self.chain_en = bool(regs.get("chain_en", 0))
+        self.tile_id = regs.get("tile_id", 0)
+        self.events: dict[int, list] = defaultdict(list)
+        for name, layout in pub_layouts(params).items():
+            kind, k = name.rsplit("_", 1)
+            for cyc, addrs in decode_controller(regs, layout):
+                self.events[cyc].append((kind, int(k), addrs))
+        self.last = max(self.events, default=-1) + 1        # the last cycle with an effect
+        fw = params.fetch_width
+        self.agg = [[None] * params.agg_words for _ in range(params.input_ports)]
+        self.tb = [[(None,) * fw for _ in range(params.tb_depth)]
+                   for _ in range(params.output_ports)]
+        self.tb_owned = [[False] * params.tb_depth for _ in range(params.output_ports)]
+        self.sram: dict[int, tuple] = {}
+        self.pending: dict[int, list] = defaultdict(list)
+        self.conflicts: list[int] = []
 
-    for c in sorted(events):
-        ev = events[c]
-        accesses = 0
-        sram_writes, agg_writes = [], []
-        for kind, k, a in ev:                               # reads of start-of-cycle state
+    def _match(self, addr: int) -> bool:
+        return not self.chain_en or (addr >> self.params.sram_addr_width) == self.tile_id
+
+    def outputs(self, c: int) -> list[tuple[int | None, bool] | None]:
+        """Per output port: ``(word, owned)`` when ``tb2out`` fires at ``c``, else ``None``."""
+        out: list = [None] * self.params.output_ports
+        fw = self.params.fetch_width
+        for kind, k, a in self.events.get(c, ()):
             if kind == "tb2out":
                 word = a["tb"]
-                slot, lane = word // fw, word % fw
-                own[k][c] = (tb[k][slot][lane], tb_owned[k][slot])
-            elif kind == "agg2sram":
+                out[k] = (self.tb[k][word // fw][word % fw], self.tb_owned[k][word // fw])
+        return out
+
+    def commit(self, c: int, data_in: list[int | None]) -> None:
+        """The SRAM reads and writes of cycle ``c`` and its end-of-cycle register writes."""
+        prm = self.params
+        fw, depth = prm.fetch_width, prm.sram_depth
+        accesses = 0
+        sram_writes, agg_writes = [], []
+        for kind, k, a in self.events.get(c, ()):
+            if kind == "agg2sram":
                 s = a["agg"]
-                if match(a["sram"]):
+                if self._match(a["sram"]):
                     accesses += 1
-                    sram_writes.append((a["sram"] & (depth - 1), tuple(agg[k][s * fw:(s + 1) * fw])))
+                    sram_writes.append((a["sram"] & (depth - 1),
+                                        tuple(self.agg[k][s * fw:(s + 1) * fw])))
             elif kind == "sram2tb":
-                if match(a["sram"]):
+                if self._match(a["sram"]):
                     accesses += 1
-                    data = sram.get(a["sram"] & (depth - 1), (None,) * fw)
-                    pending[c + 1].append((k, a["tb"], data, True))
+                    data = self.sram.get(a["sram"] & (depth - 1), (None,) * fw)
+                    self.pending[c + 1].append((k, a["tb"], data, True))
                 else:
-                    pending[c + 1].append((k, a["tb"], (None,) * fw, False))
+                    self.pending[c + 1].append((k, a["tb"], (None,) * fw, False))
             elif kind == "in2agg":
-                agg_writes.append((k, a["agg"], data_in[k].get(c) if k < len(data_in) else None))
+                agg_writes.append((k, a["agg"], data_in[k] if k < len(data_in) else None))
         if accesses > 1:
-            conflicts.append(c)
-        for k, w, v in agg_writes:                          # end-of-cycle writes
-            agg[k][w] = v
+            self.conflicts.append(c)
+        for k, w, v in agg_writes:
+            self.agg[k][w] = v
         for addr, data in sram_writes:
-            sram[addr] = data
-        for k, slot, data, owned in pending.pop(c, []):
-            tb[k][slot] = data
-            tb_owned[k][slot] = owned
-    return own, conflicts, bool(chain_en)
+            self.sram[addr] = data
+        for k, slot, data, owned in self.pending.pop(c, []):
+            self.tb[k][slot] = data
+            self.tb_owned[k][slot] = owned
+
+
+def _simulate_tile(regs: dict[str, int], params: PUBParams, data_in: list[dict[int, int]]):
+    tile = PUBTile(regs, params)
+    own = [dict() for _ in range(params.output_ports)]
+    cycles = sorted(set(tile.events) | {c + 1 for c, ev in tile.events.items()
+                                         if any(e[0] == "sram2tb" for e in ev)})
+    for c in cycles:
+        for q, o in enumerate(tile.outputs(c)):
+            if o is not None:
+                own[q][c] = o
+        tile.commit(c, [d.get(c) for d in data_in])
+    return own, tile.conflicts, tile.chain_en
 
 
 def simulate_pub(tile_regs: list[dict[str, int]], params: PUBParams,

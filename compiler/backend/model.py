@@ -1,0 +1,375 @@
+"""The netlist model: a cycle-level simulation of a :class:`~.netlist.Netlist` from its nodes'
+register values (docs/design.md, the test pyramid: the level between the per-buffer model and
+the RTL).
+
+Every node is replayed from its core registers only: a PE with ``ubgen.pe.ops.pe_reference``
+(its ``op``, constant registers and output register), a MEM tile with the config-driven PUB
+model (:class:`compiler.model.PUBTile`, chaining included), in ROM mode from its window words,
+in register-file mode from its ``rf_*`` controllers, and an IO tile from its ``glb2f`` /
+``f2glb`` controller (``compiler.model.decode_controller`` on ``ubgen.io`` layouts). Edges
+delay values by their latency. The application's inputs are loaded into a modelled global
+buffer at every IO stream's :class:`~.netlist.GLBLayout` (one bank per IO tile), the netlist
+runs, and the outputs are read back from the banks the ``f2glb`` streams wrote (for an element
+written by several streams, the latest write).
+
+Values the hardware would not define (a MEM output outside its fires, an uninitialised
+register, a word read before it was written) are ``None`` and propagate; writing ``None`` to the
+global buffer is reported. Unconnected inputs read 0 (a connection box's select 0).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import networkx as nx
+import numpy as np
+
+from ubgen.arch import Arch
+from ubgen.io.io_tile import GLB2F_LATENCY, io_layouts
+from ubgen.pe.ops import Op as PEOp, pe_reference
+
+from ..ir.program import Program
+from ..model import PUBTile, decode_controller
+from .netlist import GLBLayout, Netlist, NetlistError
+from .rf import rf_layouts
+
+_DATA = ("data0", "data1", "data2")
+_BITS = ("bit0", "bit1", "bit2")
+
+
+@dataclass
+class NetlistRun:
+    """What the netlist model observed."""
+    outputs: dict[str, np.ndarray]            # output buffers read back from the global buffer
+    writes: int = 0                           # GLB writes by the array
+    first_write: int | None = None            # unstalled cycle of the first and last GLB write
+    last_write: int | None = None
+    unknown_writes: list[str] = field(default_factory=list)   # writes of undefined values
+    conflicts: list[str] = field(default_factory=list)        # SRAM / register-file conflicts
+    missing: list[str] = field(default_factory=list)          # output elements never written
+
+    @property
+    def cycles(self) -> int | None:
+        return self.last_write
+
+
+class _Node:
+    """One simulated tile: ``outputs(c)`` sets its output ports' values of cycle ``c``,
+    ``end(c)`` takes its inputs of cycle ``c`` (registers, memories)."""
+    comb_inputs: tuple[str, ...] = ()
+
+    def __init__(self, name: str, data: dict, sim: "_Sim"):
+        self.name, self.sim = name, sim
+        self.cfg = data["config"]
+        self.inputs: dict[str, tuple[list, int]] = {}
+
+    def inp(self, port: str, c: int):
+        src = self.inputs.get(port)
+        if src is None:
+            return 0
+        hist, lat = src
+        return hist[c - lat] if c >= lat else None
+
+    def out(self, port: str) -> list | None:
+        return self.sim.hist.get((self.name, port))
+
+    def outputs(self, c: int) -> None: ...
+
+    def end(self, c: int) -> None: ...
+
+
+class _PE(_Node):
+    def __init__(self, name, data, sim):
+        super().__init__(name, data, sim)
+        cfg = self.cfg
+        self.op = PEOp(cfg.get("op", 0))
+        self.reg = bool(cfg.get("out_reg", 0))
+        self.comb_inputs = () if self.reg else _DATA + _BITS
+        self.consts = {p: cfg[f"{p}_const"] for p in _DATA + _BITS
+                       if cfg.get(f"{p}_const_en", 0)}
+        self.lut = cfg.get("lut", 0)
+        self.state: tuple | None = None
+        self.res, self.res_p = None, None
+
+    def value(self, port: str, c: int):
+        v = self.consts.get(port)
+        return self.inp(port, c) if v is None else v
+
+    def compute(self, c: int):
+        if self.op is PEOp.SEL:                 # only the selected operand matters
+            b0 = self.value("bit0", c)
+            if b0 is None:
+                return None
+            v = self.value("data0" if b0 & 1 else "data1", c)
+            return None if v is None else (v & 0xFFFF, 0)
+        vals = []
+        for p in _DATA + _BITS:
+            v = self.consts.get(p)
+            if v is None:
+                v = self.inp(p, c)
+                if v is None:
+                    return None
+            vals.append(v)
+        a, b, d, b0, b1, b2 = vals
+        return pe_reference(self.op, a, b, d, (b0, b1, b2), lut=self.lut)
+
+    def outputs(self, c):
+        r = self.state if self.reg else self.compute(c)
+        res, res_p = r if r is not None else (None, None)
+        if self.res is not None:
+            self.res[c] = res
+        if self.res_p is not None:
+            self.res_p[c] = res_p
+
+    def end(self, c):
+        if self.reg:
+            self.state = self.compute(c)
+
+
+class _PUB(_Node):
+    comb_inputs = ("chain_in0", "chain_in1", "chain_valid_in0", "chain_valid_in1")
+
+    def __init__(self, name, data, sim):
+        super().__init__(name, data, sim)
+        prm = sim.arch.pub
+        self.tile = PUBTile(self.cfg, prm)
+        self.q = prm.output_ports
+        self.p = prm.input_ports
+
+    def outputs(self, c):
+        own = self.tile.outputs(c)
+        for q in range(self.q):
+            o = own[q]
+            fired = o is not None and (o[1] or not self.tile.chain_en)
+            if self.tile.chain_en and not fired:
+                data, valid = self.inp(f"chain_in{q}", c), self.inp(f"chain_valid_in{q}", c)
+            else:
+                data, valid = (o[0] if o is not None else None), int(o is not None)
+            h, hv = self.out(f"data_out{q}"), self.out(f"valid_out{q}")
+            if h is not None:
+                h[c] = data
+            if hv is not None:
+                hv[c] = valid
+
+    def end(self, c):
+        self.tile.commit(c, [self.inp(f"data_in{p}", c) for p in range(self.p)])
+        if self.tile.conflicts and self.tile.conflicts[-1] == c:
+            self.sim.run.conflicts.append(f"{self.name}: SRAM conflict at cycle {c}")
+
+
+class _ROM(_Node):
+    def __init__(self, name, data, sim):
+        super().__init__(name, data, sim)
+        self.table = data["window"]
+        self.word = None
+        self.valid = 0
+
+    def outputs(self, c):
+        h, hv = self.out("data_out0"), self.out("valid_out0")
+        if h is not None:
+            h[c] = self.word
+        if hv is not None:
+            hv[c] = self.valid
+
+    def end(self, c):
+        i = self.inp("data_in0", c)
+        self.word = None if i is None else self.table.get(i, 0)
+        self.valid = 1
+
+
+class _RF(_Node):
+    """A MEM tile in register-file mode (compiler.backend.rf): writes at the end of the fire
+    cycle; a read sees the writes of its own cycle (write-through, port 1 last)."""
+    comb_inputs = ("data_in0", "data_in1")
+
+    def __init__(self, name, data, sim):
+        super().__init__(name, data, sim)
+        self.fires: dict[int, list] = defaultdict(list)
+        for lname, layout in rf_layouts(sim.arch).items():
+            kind, k = lname.rsplit("_", 1)
+            for cyc, a in decode_controller(self.cfg, layout):
+                self.fires[cyc].append((kind, int(k), a["addr"]))
+        self.words: dict[int, int | None] = {}
+
+    def _writes(self, c):
+        out = {}
+        for kind, k, a in sorted(self.fires.get(c, ())):
+            if kind == "rf_write":
+                if a in out:
+                    self.sim.run.conflicts.append(f"{self.name}: two writes of word {a} at "
+                                                  f"cycle {c}")
+                out[a] = self.inp(f"data_in{k}", c)
+        return out
+
+    def outputs(self, c):
+        writes = self._writes(c)
+        for q in (0, 1):
+            h, hv = self.out(f"data_out{q}"), self.out(f"valid_out{q}")
+            if h is not None:
+                h[c] = None
+            if hv is not None:
+                hv[c] = 0
+        for kind, k, a in self.fires.get(c, ()):
+            if kind == "rf_read":
+                h, hv = self.out(f"data_out{k}"), self.out(f"valid_out{k}")
+                if h is not None:
+                    h[c] = writes[a] if a in writes else self.words.get(a)
+                if hv is not None:
+                    hv[c] = 1
+
+    def end(self, c):
+        self.words.update(self._writes(c))
+
+
+class _IO(_Node):
+    def __init__(self, name, data, sim):
+        super().__init__(name, data, sim)
+        self.stream = data["stream"]
+        self.layout = GLBLayout.from_dict(data["glb"])
+        layout = io_layouts(sim.arch)[self.stream]
+        self.fires = {c: a["addr"] for c, a in decode_controller(self.cfg, layout)}
+        self.bank: dict[int, int | None] = {}
+        self.word, self.fresh = None, 0
+        self.written: list[tuple[int, int, int | None]] = []     # (cycle, offset, value)
+
+    def outputs(self, c):
+        h, hv = self.out("io2f_16"), self.out("io2f_1")
+        if h is not None:
+            h[c] = self.word
+        if hv is not None:
+            hv[c] = self.fresh
+
+    def end(self, c):
+        addr = self.fires.get(c)
+        if self.stream == "glb2f":
+            assert GLB2F_LATENCY == 1
+            if addr is not None:
+                self.word = self.bank.get(addr)
+            self.fresh = int(addr is not None)
+        elif addr is not None:
+            v = self.inp("f2io_1" if self.cfg.get("f2glb_bit") else "f2io_16", c)
+            self.bank[addr] = v
+            self.written.append((c, addr, v))
+
+
+def _make(name: str, data: dict, sim: "_Sim") -> _Node:
+    kind, cfg = data["kind"], data["config"]
+    if kind == "pe":
+        return _PE(name, data, sim)
+    if kind == "io":
+        return _IO(name, data, sim)
+    if cfg.get("rf_en"):
+        return _RF(name, data, sim)
+    if cfg.get("mode"):
+        return _ROM(name, data, sim)
+    return _PUB(name, data, sim)
+
+
+class _Sim:
+    def __init__(self, net: Netlist, arch: Arch, horizon: int):
+        self.net, self.arch = net, arch
+        self.run = NetlistRun({})
+        g = net.graph
+        self.hist: dict[tuple[str, str], list] = {}
+        for u, _v, d in g.edges(data=True):
+            self.hist.setdefault((u, d["src_port"]), [None] * (horizon + 1))
+        self.nodes = {n: _make(n, d, self) for n, d in g.nodes(data=True)}
+        for u, v, d in g.edges(data=True):
+            self.nodes[v].inputs[d["dst_port"]] = (self.hist[(u, d["src_port"])], d["latency"])
+        for n in self.nodes.values():
+            if isinstance(n, _PE):
+                n.res, n.res_p = n.out("res"), n.out("res_p")
+        comb = nx.DiGraph()
+        comb.add_nodes_from(self.nodes)
+        for u, v, d in g.edges(data=True):
+            if d["latency"] == 0 and d["dst_port"] in self.nodes[v].comb_inputs:
+                comb.add_edge(u, v)
+        try:
+            self.order = [self.nodes[n] for n in nx.lexicographical_topological_sort(comb)]
+        except nx.NetworkXUnfeasible:
+            loop = nx.find_cycle(comb)
+            raise NetlistError(f"combinational loop through {', '.join(u for u, _ in loop)}") \
+                from None
+        self.horizon = horizon
+
+    def simulate(self) -> None:
+        order = self.order
+        for c in range(self.horizon):
+            for n in order:
+                n.outputs(c)
+            for n in order:
+                n.end(c)
+
+
+def _horizon(net: Netlist, arch: Arch) -> int:
+    """One cycle past the last fire of any controller of the netlist."""
+    last = 0
+    for n, d in net.graph.nodes(data=True):
+        if d["kind"] == "io":
+            fires = decode_controller(d["config"], io_layouts(arch)[d["stream"]])
+            last = max([last] + [c for c, _ in fires])
+    return last + 2
+
+
+def load_glb(net: Netlist, inputs: dict[str, np.ndarray]) -> dict[str, dict[int, int]]:
+    """Per ``glb2f`` IO node, its bank's words: the input buffer's elements at the stream's
+    layout (what the host loads, as 16-bit words)."""
+    banks = {}
+    for n, d in net.graph.nodes(data=True):
+        if d["kind"] != "io" or d["stream"] != "glb2f":
+            continue
+        lay = GLBLayout.from_dict(d["glb"])
+        if lay.buffer not in inputs:
+            raise NetlistError(f"no input array for buffer {lay.buffer}")
+        arr = np.asarray(inputs[lay.buffer]).astype(np.int64) & 0xFFFF
+        banks[n] = {lay.offset(i): int(arr[i]) for i in lay.elements()}
+    return banks
+
+
+def read_outputs(net: Netlist, program: Program, writes: dict[str, list]) -> tuple[dict, list]:
+    """The output buffers from the ``f2glb`` streams' writes (``node -> [(cycle, offset,
+    value)]``): each element from the stream that wrote it last. Returns (arrays, missing)."""
+    from ..interp import numpy_dtype
+    latest: dict[str, dict[tuple, tuple[int, int | None]]] = defaultdict(dict)
+    for n, ws in writes.items():
+        lay = GLBLayout.from_dict(net.graph.nodes[n]["glb"])
+        elems = {lay.offset(i): i for i in lay.elements()}
+        for c, off, v in ws:
+            e = elems.get(off)
+            if e is not None and (e not in latest[lay.buffer] or latest[lay.buffer][e][0] < c):
+                latest[lay.buffer][e] = (c, v)
+    out, missing = {}, []
+    for name, decl in program.buffers.items():
+        if decl.kind != "output":
+            continue
+        arr = np.zeros(decl.shape, dtype=np.int64)
+        got = latest.get(name, {})
+        for idx in np.ndindex(*decl.shape):
+            if idx in got and got[idx][1] is not None:
+                arr[idx] = decl.type.wrap(got[idx][1])
+            else:
+                missing.append(f"{name}{list(idx)}")
+        out[name] = arr.astype(numpy_dtype(decl.type))
+    return out, missing
+
+
+def simulate_netlist(net: Netlist, arch: Arch, program: Program,
+                     inputs: dict[str, np.ndarray], horizon: int | None = None) -> NetlistRun:
+    """Run the netlist on ``inputs`` (module docstring); ``program`` gives the output buffers'
+    shapes and types."""
+    sim = _Sim(net, arch, horizon or _horizon(net, arch))
+    for n, words in load_glb(net, inputs).items():
+        sim.nodes[n].bank = dict(words)
+    sim.simulate()
+    writes = {n.name: n.written for n in sim.nodes.values()
+              if isinstance(n, _IO) and n.stream == "f2glb"}
+    run = sim.run
+    allw = sorted(c for ws in writes.values() for c, _o, _v in ws)
+    run.writes = len(allw)
+    run.first_write = allw[0] if allw else None
+    run.last_write = allw[-1] if allw else None
+    for n, ws in writes.items():
+        run.unknown_writes += [f"{n}: undefined value written at cycle {c} (offset {o})"
+                               for c, o, v in ws if v is None]
+    run.outputs, run.missing = read_outputs(net, program, writes)
+    return run
