@@ -265,10 +265,12 @@ class _Builder:
         name = f"{B}.{group.name}"
         self.net.add_node(name, "mem", group.registers, label=f"{B}: register file "
                           f"{group.name} ({group.words} words)", buffer=B, op=None)
-        for k, rf in enumerate(group.banks):
-            self.demand((B, rf.inputs[0]), name, f"data_in{k}", 0)
-            self.streams[(B, rf.outputs[0])] = Source(name, f"data_out{k}", 0)
-            self.valids[(B, rf.outputs[0])] = Source(name, f"valid_out{k}", 0, 1)
+        for rf, (wports, rports) in zip(group.banks, group.ports):
+            for src, p in zip(rf.inputs, wports):
+                self.demand((B, src), name, f"data_in{p}", 0)
+            for out, q in zip(rf.outputs, rports):
+                self.streams[(B, out)] = Source(name, f"data_out{q}", 0)
+                self.valids[(B, out)] = Source(name, f"valid_out{q}", 0, 1)
 
     # --- IO streams -------------------------------------------------------------------------
     def io_controller(self, stream: Stream, layout: GLBLayout, kind: str) -> dict[str, int]:

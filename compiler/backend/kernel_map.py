@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from ubgen.pe.ops import Op as PEOp, pe_reference
 
-from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup
+from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, needs_mask
 from ..ir.types import IntType
 from .netlist import NetlistError
 
@@ -176,9 +176,8 @@ class _Numbering:
             return simple
         if op in COMMUTATIVE and args[0] > args[1]:
             args = [args[1], args[0]] + args[2:]
-        if e.type.bits == 1 and op not in COMPARES and op not in ("and", "or", "xor",
-                                                                   "select"):
-            # a 1-bit result of an op that can leave the range 0..1: truncate like the IR
+        if needs_mask(e):
+            # a 1-bit result the op can push out of 0..1: truncate like the IR (pe_stages)
             return ("call", "and", ("call", op, *args), ("const", 1))
         return ("call", op, *args)
 

@@ -73,6 +73,9 @@ class _Node:
     def out(self, port: str) -> list | None:
         return self.sim.hist.get((self.name, port))
 
+    def prepare(self) -> None:
+        """Called once the edges are known."""
+
     def outputs(self, c: int) -> None: ...
 
     def end(self, c: int) -> None: ...
@@ -91,35 +94,49 @@ class _PE(_Node):
         self.state: tuple | None = None
         self.res, self.res_p = None, None
 
-    def value(self, port: str, c: int):
-        v = self.consts.get(port)
-        return self.inp(port, c) if v is None else v
+    def prepare(self) -> None:
+        """Each operand as ``(constant, None, 0)`` or ``(None, history, latency)``."""
+        self.operands = []
+        for p in _DATA + _BITS:
+            if p in self.consts:
+                self.operands.append((self.consts[p], None, 0))
+            elif p in self.inputs:
+                hist, lat = self.inputs[p]
+                self.operands.append((None, hist, lat))
+            else:
+                self.operands.append((0, None, 0))
+        self.sel = self.op is PEOp.SEL
 
     def compute(self, c: int):
-        if self.op is PEOp.SEL:                 # only the selected operand matters
-            b0 = self.value("bit0", c)
+        ops = self.operands
+        if self.sel:                            # only the selected operand matters
+            k, h, lat = ops[3]
+            b0 = k if h is None else (h[c - lat] if c >= lat else None)
             if b0 is None:
                 return None
-            v = self.value("data0" if b0 & 1 else "data1", c)
+            k, h, lat = ops[0] if b0 & 1 else ops[1]
+            v = k if h is None else (h[c - lat] if c >= lat else None)
             return None if v is None else (v & 0xFFFF, 0)
         vals = []
-        for p in _DATA + _BITS:
-            v = self.consts.get(p)
-            if v is None:
-                v = self.inp(p, c)
-                if v is None:
+        for k, h, lat in ops:
+            if h is not None:
+                if c < lat:
                     return None
-            vals.append(v)
-        a, b, d, b0, b1, b2 = vals
-        return pe_reference(self.op, a, b, d, (b0, b1, b2), lut=self.lut)
+                k = h[c - lat]
+                if k is None:
+                    return None
+            vals.append(k)
+        return pe_reference(self.op, vals[0], vals[1], vals[2], (vals[3], vals[4], vals[5]),
+                            lut=self.lut)
 
     def outputs(self, c):
         r = self.state if self.reg else self.compute(c)
-        res, res_p = r if r is not None else (None, None)
+        if r is None:
+            return                              # the histories start as None
         if self.res is not None:
-            self.res[c] = res
+            self.res[c] = r[0]
         if self.res_p is not None:
-            self.res_p[c] = res_p
+            self.res_p[c] = r[1]
 
     def end(self, c):
         if self.reg:
@@ -135,25 +152,34 @@ class _PUB(_Node):
         self.tile = PUBTile(self.cfg, prm)
         self.q = prm.output_ports
         self.p = prm.input_ports
+        self.busy = set(self.tile.events) | {c + 1 for c in self.tile.events}
+
+    def prepare(self) -> None:
+        self.hists = [(self.out(f"data_out{q}"), self.out(f"valid_out{q}"))
+                      for q in range(self.q)]
 
     def outputs(self, c):
+        if not self.tile.chain_en and c not in self.tile.events:
+            return                              # data None, valid 0: the histories' defaults
         own = self.tile.outputs(c)
-        for q in range(self.q):
+        for q, (h, hv) in enumerate(self.hists):
             o = own[q]
             fired = o is not None and (o[1] or not self.tile.chain_en)
             if self.tile.chain_en and not fired:
                 data, valid = self.inp(f"chain_in{q}", c), self.inp(f"chain_valid_in{q}", c)
             else:
                 data, valid = (o[0] if o is not None else None), int(o is not None)
-            h, hv = self.out(f"data_out{q}"), self.out(f"valid_out{q}")
             if h is not None:
                 h[c] = data
             if hv is not None:
                 hv[c] = valid
 
     def end(self, c):
+        if c not in self.busy:
+            return
+        n = len(self.tile.conflicts)
         self.tile.commit(c, [self.inp(f"data_in{p}", c) for p in range(self.p)])
-        if self.tile.conflicts and self.tile.conflicts[-1] == c:
+        if len(self.tile.conflicts) > n:
             self.sim.run.conflicts.append(f"{self.name}: SRAM conflict at cycle {c}")
 
 
@@ -272,13 +298,15 @@ class _Sim:
         g = net.graph
         self.hist: dict[tuple[str, str], list] = {}
         for u, _v, d in g.edges(data=True):
-            self.hist.setdefault((u, d["src_port"]), [None] * (horizon + 1))
+            init = 0 if d["src_port"].startswith("valid_out") else None
+            self.hist.setdefault((u, d["src_port"]), [init] * (horizon + 1))
         self.nodes = {n: _make(n, d, self) for n, d in g.nodes(data=True)}
         for u, v, d in g.edges(data=True):
             self.nodes[v].inputs[d["dst_port"]] = (self.hist[(u, d["src_port"])], d["latency"])
         for n in self.nodes.values():
             if isinstance(n, _PE):
                 n.res, n.res_p = n.out("res"), n.out("res_p")
+            n.prepare()
         comb = nx.DiGraph()
         comb.add_nodes_from(self.nodes)
         for u, v, d in g.edges(data=True):
@@ -373,3 +401,50 @@ def simulate_netlist(net: Netlist, arch: Arch, program: Program,
                                for c, o, v in ws if v is None]
     run.outputs, run.missing = read_outputs(net, program, writes)
     return run
+
+
+@dataclass
+class NetlistCheck:
+    """The netlist model against the golden interpreter: ``ok`` when every output element is
+    bit-exact, no undefined value was written, no conflict occurred and the last GLB write is
+    at the predicted cycle."""
+    cycles_predicted: int
+    cycles_netlist: int | None
+    writes: int
+    mismatches: list[str]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches and self.cycles_netlist == self.cycles_predicted
+
+    def summary(self) -> str:
+        if self.ok:
+            return (f"pass: {self.writes} GLB writes bit-exact, last at cycle "
+                    f"{self.cycles_netlist} == predicted")
+        first = self.mismatches[0] if self.mismatches else (
+            f"last GLB write at cycle {self.cycles_netlist}, predicted {self.cycles_predicted}")
+        return f"fail: {first}" + (f" (+{len(self.mismatches) - 1} more)"
+                                   if len(self.mismatches) > 1 else "")
+
+
+def check_netlist(net: Netlist, arch: Arch, program: Program, inputs: dict[str, np.ndarray],
+                  golden: dict[str, np.ndarray]) -> NetlistCheck:
+    """Run the netlist model on ``inputs`` and compare with ``golden`` (the interpreter's
+    outputs) and with the schedule's predicted completion."""
+    import time
+    t = time.perf_counter()
+    run = simulate_netlist(net, arch, program, inputs)
+    bad = list(run.conflicts) + run.unknown_writes[:5] + run.missing[:5]
+    for name, want in golden.items():
+        if name not in run.outputs:
+            continue
+        got = run.outputs[name].astype(np.int64)
+        want = np.asarray(want).astype(np.int64)
+        diff = np.argwhere(got != want)
+        if len(diff):
+            idx = tuple(int(i) for i in diff[0])
+            bad.append(f"{name}{list(idx)} = {got[idx]}, expected {want[idx]} "
+                       f"({len(diff)} elements differ)")
+    return NetlistCheck(net.cycles_predicted, run.cycles, run.writes, bad,
+                        time.perf_counter() - t)

@@ -189,7 +189,7 @@ class Netlist:
         for item in data["nodes"]:
             attrs = {k: v for k, v in item.items() if k not in ("id", "kind", "config",
                                                                 "label", "window")}
-            if "chain" in attrs:
+            if attrs.get("chain") is not None:
                 attrs["chain"] = tuple(attrs["chain"])
             net.add_node(item["id"], item["kind"], item["config"], label=item.get("label", ""),
                          window={o: w for o, w in item.get("window", [])}, **attrs)

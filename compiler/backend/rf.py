@@ -41,12 +41,26 @@ def rf_layouts(arch: Arch) -> dict[str, ControllerLayout]:
 
 @dataclass
 class RFTile:
-    """One MEM tile in register-file mode: its banks (bank ``k`` on ports ``k``), the words
-    they take, and the tile's core register values."""
+    """One MEM tile in register-file mode: its banks with the write and read ports each bank's
+    writers and readers take (``ports[i] = (write ports, read ports)``), the words they take,
+    and the tile's core register values."""
     name: str
     banks: list[RegisterFile]
-    words: int
+    ports: list[tuple[list[int], list[int]]] = field(default_factory=list)
+    words: int = 0
     registers: dict[str, int] = field(default_factory=dict)
+
+    def free(self) -> tuple[int, int]:
+        used_w = sum(len(w) for w, _ in self.ports)
+        used_r = sum(len(r) for _, r in self.ports)
+        return PORTS - used_w, PORTS - used_r
+
+    def add(self, rf: RegisterFile) -> None:
+        w0, r0 = PORTS - self.free()[0], PORTS - self.free()[1]
+        self.banks.append(rf)
+        self.ports.append((list(range(w0, w0 + len(rf.inputs))),
+                           list(range(r0, r0 + len(rf.outputs)))))
+        self.words += rf.words
 
 
 def _based(cfg: ControllerConfig, base: int) -> ControllerConfig:
@@ -55,14 +69,17 @@ def _based(cfg: ControllerConfig, base: int) -> ControllerConfig:
                                                                           a.strides)})
 
 
-def rf_tile_registers(banks: list[RegisterFile], arch: Arch) -> dict[str, int]:
-    """The core register values of a MEM tile holding ``banks`` (at most two, each one
-    writer and one reader) in register-file mode."""
+def rf_tile_registers(tile: RFTile, arch: Arch) -> dict[str, int]:
+    """The core register values of a MEM tile in register-file mode holding ``tile``'s banks:
+    each bank's writers on its write ports, readers on its read ports, its words from the
+    address base after the earlier banks'."""
     layouts = rf_layouts(arch)
     regs = {"rf_en": 1}
     base = 0
-    for k, rf in enumerate(banks):
-        for name, cfg in ((f"rf_write_{k}", rf.writes[0]), (f"rf_read_{k}", rf.reads[0])):
+    for rf, (wports, rports) in zip(tile.banks, tile.ports):
+        cfgs = [(f"rf_write_{p}", c) for p, c in zip(wports, rf.writes)]
+        cfgs += [(f"rf_read_{q}", c) for q, c in zip(rports, rf.reads)]
+        for name, cfg in cfgs:
             try:
                 regs.update(encode_controller(_based(cfg, base), layouts[name]))
             except EncodeError as e:
@@ -72,24 +89,24 @@ def rf_tile_registers(banks: list[RegisterFile], arch: Arch) -> dict[str, int]:
 
 
 def pack_register_files(rfs: list[RegisterFile], arch: Arch) -> list[RFTile]:
-    """Register-file banks on as few MEM tiles as fit: consecutive banks two per tile when
-    their words fit ``rf_words``."""
+    """Register-file banks on as few MEM tiles as fit, in order: a bank joins the last tile
+    when that tile has write and read ports and words left for it."""
     cap = rf_words(arch)
     tiles: list[RFTile] = []
     for rf in rfs:
-        if len(rf.inputs) != 1 or len(rf.outputs) != 1:
+        if len(rf.inputs) > PORTS or len(rf.outputs) > PORTS:
             raise NetlistError(f"buffer {rf.buffer}: register file {rf.name} has "
                                f"{len(rf.inputs)} writers and {len(rf.outputs)} readers; a MEM "
-                               f"tile's register file takes one of each per bank")
+                               f"tile's register file has {PORTS} write and {PORTS} read ports")
         if rf.words > cap:
             raise NetlistError(f"buffer {rf.buffer}: register file {rf.name} needs {rf.words} "
                                f"words, a MEM tile holds {cap}")
         last = tiles[-1] if tiles else None
-        if last is not None and len(last.banks) < PORTS and last.words + rf.words <= cap:
-            last.banks.append(rf)
-            last.words += rf.words
-        else:
-            tiles.append(RFTile(f"rf{len(tiles)}", [rf], rf.words))
+        if (last is None or last.free()[0] < len(rf.inputs)
+                or last.free()[1] < len(rf.outputs) or last.words + rf.words > cap):
+            last = RFTile(f"rf{len(tiles)}", [])
+            tiles.append(last)
+        last.add(rf)
     for t in tiles:
-        t.registers = rf_tile_registers(t.banks, arch)
+        t.registers = rf_tile_registers(t, arch)
     return tiles
