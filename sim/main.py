@@ -83,7 +83,7 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
     for name, impl in impls.items():
         if not (impl.pubs or impl.shift_registers or impl.register_files or impl.selects):
             continue
-        rep = check_buffer(res.buffers[name], impl, arch.pub, seed)
+        rep = check_buffer(res.buffers[name], impl, arch.pub, seed, arch.mem)
         if not rep.ok:
             raise Failure(f"model check: {rep.summary()}")
         checked += rep.checked
