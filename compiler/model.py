@@ -8,7 +8,8 @@ values wrap at the register width), not from the affine form or the isl maps.
 ``agg2sram`` SRAM write at ``c`` is visible to reads issued from ``c+1``; ``sram2tb`` reads at
 ``c`` and writes the TB at the end of ``c+1`` (visible from ``c+2``); ``tb2out`` drives
 ``data_out`` during its fire cycle. Two SRAM accesses in one cycle are a conflict (the sticky
-error flag of the hardware), recorded by cycle.
+error flag of the hardware), recorded by cycle. :func:`simulate_rf_tile` runs one MEM tile in
+register-file mode (docs/mem_rf.md) from the registers the compiler encodes for it.
 :func:`run_impl` evaluates a whole :class:`~compiler.ir.ubimpl.UBImpl` stream graph and
 :func:`check_buffer` compares every output port, at every scheduled read, with what the unified
 buffer's isl maps require: the value of the latest write of the element read that landed by
@@ -22,13 +23,15 @@ from dataclasses import dataclass, field
 import islpy as isl
 import numpy as np
 
-from ubgen.arch import PUBParams
+from ubgen.arch import MemParams, PUBParams
 from ubgen.controller import ControllerLayout
+from ubgen.mem.spec import RF_ENABLE, rf_layouts
 from ubgen.pub import pub_layouts
 
-from .ir.ubimpl import RegisterFile, UBImpl
+from .ir.ubimpl import UBImpl
 from .ir.ubuf import UnifiedBuffer
 from .mapping.common import port_time
+from .mapping.registers import RFTile, pack_register_files, rf_tile_registers
 
 
 def decode_controller(regs: dict[str, int], layout: ControllerLayout
@@ -172,21 +175,22 @@ def simulate_pub(tile_regs: list[dict[str, int]], params: PUBParams,
     return PUBRun(chain, sorted(set(conflicts)))
 
 
-def simulate_register_file(rf: RegisterFile, params: PUBParams,
-                           data_in: list[dict[int, int]]) -> PUBRun:
-    """Run a :class:`~compiler.ir.ubimpl.RegisterFile` from its encoded registers: a write fire
-    at ``c`` stores ``data_in[k][c]`` in register ``addr``; a read fire at ``c`` outputs register
-    ``addr`` including the writes of cycle ``c`` (write-through). Two writes of one register in
-    one cycle are recorded as a conflict."""
-    regs = rf.registers(params)
-    layouts = rf.layouts(params)
+def simulate_rf_tile(regs: dict[str, int], params: PUBParams, mem: MemParams,
+                     data_in: list[dict[int, int]]) -> PUBRun:
+    """Run one MEM tile in register-file mode (docs/mem_rf.md) from its register values (the
+    controllers of ``ubgen.mem.spec.rf_layouts``): with ``rf_en``, an ``rf_write_p`` fire at
+    ``c`` stores ``data_in[p][c]`` in word ``addr``; an ``rf_read_q`` fire at ``c`` outputs word
+    ``addr`` including the writes of cycle ``c`` (write-through; the highest write port wins).
+    Two writes of one word in one cycle are recorded as a conflict (the tile's error flag)."""
+    outs: list[dict[int, int | None]] = [dict() for _ in range(params.output_ports)]
+    if not regs.get(RF_ENABLE):
+        return PUBRun(outs)
     events: dict[int, list] = defaultdict(list)
-    for name, layout in layouts.items():
+    for name, layout in rf_layouts(params, mem).items():
         kind, k = name.rsplit("_", 1)
         for cyc, addrs in decode_controller(regs, layout):
-            events[cyc].append((kind == "read", int(k), addrs["addr"]))
+            events[cyc].append((kind == "rf_read", int(k), addrs["addr"]))
     state: dict[int, int | None] = {}
-    outs: list[dict[int, int | None]] = [dict() for _ in rf.outputs]
     conflicts = []
     for c in sorted(events):
         written = set()
@@ -197,7 +201,7 @@ def simulate_register_file(rf: RegisterFile, params: PUBParams,
                 if a in written:
                     conflicts.append(c)
                 written.add(a)
-                state[a] = data_in[k].get(c)
+                state[a] = data_in[k].get(c) if k < len(data_in) else None
     return PUBRun(outs, sorted(set(conflicts)))
 
 
@@ -207,12 +211,16 @@ class ModelResult:
     conflicts: dict[str, list[int]]
 
 
-def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]]) -> ModelResult:
-    """Evaluate the stream graph of ``impl`` given each logical input port's stream."""
+def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]],
+             mem: MemParams | None = None) -> ModelResult:
+    """Evaluate the stream graph of ``impl`` given each logical input port's stream; its
+    register files run as the MEM tiles that
+    :func:`~compiler.mapping.registers.pack_register_files` places them in."""
+    mem = mem or MemParams()
     streams: dict[str, dict] = dict(inputs)
     conflicts: dict[str, list[int]] = {}
     todo_sr = list(impl.shift_registers)
-    todo_pub = list(impl.pubs) + list(impl.register_files)
+    todo_pub = list(impl.pubs) + pack_register_files(impl.register_files, params, mem)
     todo_sel = list(impl.selects)
     while todo_sr or todo_pub or todo_sel:
         progress = False
@@ -236,7 +244,8 @@ def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]])
         for pub in list(todo_pub):
             if all(n in streams for n in pub.inputs):
                 ins = [streams[n] for n in pub.inputs]
-                run = (simulate_register_file(pub, params, ins) if isinstance(pub, RegisterFile)
+                run = (simulate_rf_tile(rf_tile_registers(pub, params, mem), params, mem, ins)
+                       if isinstance(pub, RFTile)
                        else simulate_pub(pub.registers(params), params, ins))
                 for q, node in enumerate(pub.outputs):
                     streams[node] = run.outputs[q]
@@ -296,7 +305,7 @@ class CheckReport:
 
 
 def check_buffer(ub: UnifiedBuffer, impl: UBImpl, params: PUBParams | None = None,
-                 seed: int = 0) -> CheckReport:
+                 seed: int = 0, mem: MemParams | None = None) -> CheckReport:
     """Feed random values into ``ub``'s input ports, run the model of ``impl`` and compare each
     output port's value at each of its scheduled reads with the unified-buffer specification."""
     params = params or PUBParams()
@@ -311,7 +320,7 @@ def check_buffer(ub: UnifiedBuffer, impl: UBImpl, params: PUBParams | None = Non
             written[tuple(r[1:])].append((int(r[0]), int(v)))
     for lst in written.values():
         lst.sort()
-    model = run_impl(impl, params, inputs)
+    model = run_impl(impl, params, inputs, mem)
     rep = CheckReport(ub.name, conflicts=model.conflicts)
     for p in ub.outputs:
         got = model.streams.get(impl.connections.get(p.name, ""), {})
