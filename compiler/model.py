@@ -175,34 +175,53 @@ def simulate_pub(tile_regs: list[dict[str, int]], params: PUBParams,
     return PUBRun(chain, sorted(set(conflicts)))
 
 
-def simulate_rf_tile(regs: dict[str, int], params: PUBParams, mem: MemParams,
-                     data_in: list[dict[int, int]]) -> PUBRun:
-    """Run one MEM tile in register-file mode (docs/mem_rf.md) from its register values (the
-    controllers of ``ubgen.mem.spec.rf_layouts``): with ``rf_en``, an ``rf_write_p`` fire at
-    ``c`` stores ``data_in[p][c]`` in word ``addr``; an ``rf_read_q`` fire at ``c`` outputs word
-    ``addr`` including the writes of cycle ``c`` (write-through; the highest write port wins).
-    Two writes of one word in one cycle are recorded as a conflict (the tile's error flag)."""
-    outs: list[dict[int, int | None]] = [dict() for _ in range(params.output_ports)]
-    if not regs.get(RF_ENABLE):
-        return PUBRun(outs)
-    events: dict[int, list] = defaultdict(list)
-    for name, layout in rf_layouts(params, mem).items():
-        kind, k = name.rsplit("_", 1)
-        for cyc, addrs in decode_controller(regs, layout):
-            events[cyc].append((kind == "rf_read", int(k), addrs["addr"]))
-    state: dict[int, int | None] = {}
-    conflicts = []
-    for c in sorted(events):
+class RegisterFileTile:
+    """One MEM tile in register-file mode (docs/mem_rf.md) replayed cycle by cycle from its
+    register values (the controllers of ``ubgen.mem.spec.rf_layouts``): with ``rf_en``, an
+    ``rf_write_p`` fire at ``c`` stores ``data_in[p]`` of ``c`` in word ``addr``; an ``rf_read_q``
+    fire at ``c`` outputs word ``addr`` including the writes of cycle ``c`` (write-through; the
+    highest write port wins). Two writes of one word in one cycle are a conflict (the tile's
+    error flag). Used by :func:`simulate_rf_tile` and the netlist model."""
+
+    def __init__(self, regs: dict[str, int], params: PUBParams, mem: MemParams):
+        self.ports = params.output_ports
+        self.events: dict[int, list] = defaultdict(list)
+        if regs.get(RF_ENABLE):
+            for name, layout in rf_layouts(params, mem).items():
+                kind, k = name.rsplit("_", 1)
+                for cyc, addrs in decode_controller(regs, layout):
+                    self.events[cyc].append((kind == "rf_read", int(k), addrs["addr"]))
+            for ev in self.events.values():
+                ev.sort()                                  # writes first, by port number
+        self.state: dict[int, int | None] = {}
+        self.conflicts: list[int] = []
+
+    def step(self, c: int, data_in: list[int | None]) -> list[int | None | bool]:
+        """The writes and reads of cycle ``c``; per output port the word read (``False``
+        when the port does not fire)."""
+        out: list = [False] * self.ports
         written = set()
-        for is_read, k, a in sorted(events[c]):             # writes first, by port number
+        for is_read, k, a in self.events.get(c, ()):
             if is_read:
-                outs[k][c] = state.get(a)
+                out[k] = self.state.get(a)
             else:
                 if a in written:
-                    conflicts.append(c)
+                    self.conflicts.append(c)
                 written.add(a)
-                state[a] = data_in[k].get(c) if k < len(data_in) else None
-    return PUBRun(outs, sorted(set(conflicts)))
+                self.state[a] = data_in[k] if k < len(data_in) else None
+        return out
+
+
+def simulate_rf_tile(regs: dict[str, int], params: PUBParams, mem: MemParams,
+                     data_in: list[dict[int, int]]) -> PUBRun:
+    """Run one MEM tile in register-file mode over whole streams (:class:`RegisterFileTile`)."""
+    tile = RegisterFileTile(regs, params, mem)
+    outs: list[dict[int, int | None]] = [dict() for _ in range(params.output_ports)]
+    for c in sorted(tile.events):
+        for q, v in enumerate(tile.step(c, [d.get(c) for d in data_in])):
+            if v is not False:
+                outs[q][c] = v
+    return PUBRun(outs, sorted(set(tile.conflicts)))
 
 
 @dataclass

@@ -47,9 +47,9 @@ from ..ir.ubimpl import UBImpl
 from ..ir.ubuf import UBPort, UnifiedBuffer
 from ..mapping.bank_select import split_port
 from ..mapping.common import Affine, MappingError, Stream, port_stream
+from ..mapping.registers import pack_register_files, rf_tile_registers
 from .kernel_map import KernelGraph, KNode, Operand, map_kernel
 from .netlist import GLBLayout, Netlist, NetlistError
-from .rf import pack_register_files
 
 
 @dataclass(frozen=True)
@@ -230,8 +230,9 @@ class _Builder:
             self.valids[(B, sr.dst)] = Alias((B, sr.src), -sr.delay)
         for i, pub in enumerate(impl.pubs):
             self.pub_block(B, pub, f"{B}.pub{i}")
-        for group in pack_register_files(impl.register_files, self.arch):
-            self.register_file_tile(B, group)
+        for i, tile in enumerate(pack_register_files(impl.register_files, self.arch.pub,
+                                                     self.arch.mem)):
+            self.register_file_tile(B, tile, f"{B}.rf{i}")
         for port, node in impl.connections.items():
             if node != port:
                 self.streams[(B, port)] = Alias((B, node), 0)
@@ -261,16 +262,16 @@ class _Builder:
             self.timers += [(last, q) for q in range(self.arch.pub.output_ports)
                             if f"tb2out_{q}" not in used]
 
-    def register_file_tile(self, B: str, group) -> None:
-        name = f"{B}.{group.name}"
-        self.net.add_node(name, "mem", group.registers, label=f"{B}: register file "
-                          f"{group.name} ({group.words} words)", buffer=B, op=None)
-        for rf, (wports, rports) in zip(group.banks, group.ports):
-            for src, p in zip(rf.inputs, wports):
-                self.demand((B, src), name, f"data_in{p}", 0)
-            for out, q in zip(rf.outputs, rports):
-                self.streams[(B, out)] = Source(name, f"data_out{q}", 0)
-                self.valids[(B, out)] = Source(name, f"valid_out{q}", 0, 1)
+    def register_file_tile(self, B: str, tile, name: str) -> None:
+        regs = rf_tile_registers(tile, self.arch.pub, self.arch.mem)
+        words = sum(b.words for b in tile.banks)
+        self.net.add_node(name, "mem", regs, label=f"{B}: register file {tile.name} ({words} "
+                          f"words)", buffer=B, op=None)
+        for p, src in enumerate(tile.inputs):
+            self.demand((B, src), name, f"data_in{p}", 0)
+        for q, out in enumerate(tile.outputs):
+            self.streams[(B, out)] = Source(name, f"data_out{q}", 0)
+            self.valids[(B, out)] = Source(name, f"valid_out{q}", 0, 1)
 
     # --- IO streams -------------------------------------------------------------------------
     def io_controller(self, stream: Stream, layout: GLBLayout, kind: str) -> dict[str, int]:

@@ -26,12 +26,12 @@ import numpy as np
 
 from ubgen.arch import Arch
 from ubgen.io.io_tile import GLB2F_LATENCY, io_layouts
+from ubgen.mem.spec import RF_ENABLE
 from ubgen.pe.ops import Op as PEOp, pe_reference
 
 from ..ir.program import Program
-from ..model import PUBTile, decode_controller
+from ..model import PUBTile, RegisterFileTile, decode_controller
 from .netlist import GLBLayout, Netlist, NetlistError
-from .rf import rf_layouts
 
 _DATA = ("data0", "data1", "data2")
 _BITS = ("bit0", "bit1", "bit2")
@@ -204,47 +204,32 @@ class _ROM(_Node):
 
 
 class _RF(_Node):
-    """A MEM tile in register-file mode (compiler.backend.rf): writes at the end of the fire
-    cycle; a read sees the writes of its own cycle (write-through, port 1 last)."""
+    """A MEM tile in register-file mode (compiler.model.RegisterFileTile): a read sees the
+    writes of its own cycle, so its outputs depend on its ``data_in`` of the same cycle."""
     comb_inputs = ("data_in0", "data_in1")
 
     def __init__(self, name, data, sim):
         super().__init__(name, data, sim)
-        self.fires: dict[int, list] = defaultdict(list)
-        for lname, layout in rf_layouts(sim.arch).items():
-            kind, k = lname.rsplit("_", 1)
-            for cyc, a in decode_controller(self.cfg, layout):
-                self.fires[cyc].append((kind, int(k), a["addr"]))
-        self.words: dict[int, int | None] = {}
+        self.tile = RegisterFileTile(self.cfg, sim.arch.pub, sim.arch.mem)
+        self.p = sim.arch.pub.input_ports
 
-    def _writes(self, c):
-        out = {}
-        for kind, k, a in sorted(self.fires.get(c, ())):
-            if kind == "rf_write":
-                if a in out:
-                    self.sim.run.conflicts.append(f"{self.name}: two writes of word {a} at "
-                                                  f"cycle {c}")
-                out[a] = self.inp(f"data_in{k}", c)
-        return out
+    def prepare(self) -> None:
+        self.hists = [(self.out(f"data_out{q}"), self.out(f"valid_out{q}"))
+                      for q in range(self.tile.ports)]
 
     def outputs(self, c):
-        writes = self._writes(c)
-        for q in (0, 1):
-            h, hv = self.out(f"data_out{q}"), self.out(f"valid_out{q}")
-            if h is not None:
-                h[c] = None
-            if hv is not None:
-                hv[c] = 0
-        for kind, k, a in self.fires.get(c, ()):
-            if kind == "rf_read":
-                h, hv = self.out(f"data_out{k}"), self.out(f"valid_out{k}")
+        if c not in self.tile.events:
+            return
+        n = len(self.tile.conflicts)
+        for (h, hv), v in zip(self.hists, self.tile.step(
+                c, [self.inp(f"data_in{p}", c) for p in range(self.p)])):
+            if v is not False:
                 if h is not None:
-                    h[c] = writes[a] if a in writes else self.words.get(a)
+                    h[c] = v
                 if hv is not None:
                     hv[c] = 1
-
-    def end(self, c):
-        self.words.update(self._writes(c))
+        if len(self.tile.conflicts) > n:
+            self.sim.run.conflicts.append(f"{self.name}: two writes of one word at cycle {c}")
 
 
 class _IO(_Node):
@@ -284,7 +269,7 @@ def _make(name: str, data: dict, sim: "_Sim") -> _Node:
         return _PE(name, data, sim)
     if kind == "io":
         return _IO(name, data, sim)
-    if cfg.get("rf_en"):
+    if cfg.get(RF_ENABLE):
         return _RF(name, data, sim)
     if cfg.get("mode"):
         return _ROM(name, data, sim)
