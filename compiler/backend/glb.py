@@ -5,7 +5,7 @@ Each IO node's stream lives in its own bank (placement gives the bank: the IO ti
 modulo the banks) at the node's :class:`~.netlist.GLBLayout`. An output element written by
 several streams (an accumulator drained more than once, an output split over banks) is read
 where its last write lands: the write times come from the ``f2glb`` controllers' registers
-(``compiler.model.decode_controller``), as the hardware replays them.
+(``compiler.model.decode_arrays``), as the hardware replays them.
 """
 from __future__ import annotations
 
@@ -16,15 +16,15 @@ import numpy as np
 from ubgen.arch import Arch
 from ubgen.io.io_tile import io_layouts
 
-from ..model import decode_controller
+from ..model import decode_arrays
 from .netlist import GLBLayout, Netlist, NetlistError
 
 
 def io_fires(net: Netlist, arch: Arch, node: str) -> list[tuple[int, int]]:
     """``(cycle, offset)`` of every fire of IO node ``node``'s stream."""
     d = net.graph.nodes[node]
-    return [(c, a["addr"]) for c, a in decode_controller(d["config"],
-                                                         io_layouts(arch)[d["stream"]])]
+    cycles, addrs = decode_arrays(d["config"], io_layouts(arch)[d["stream"]])
+    return list(zip(cycles.tolist(), addrs["addr"].tolist()))
 
 
 def input_words(net: Netlist, inputs: dict[str, np.ndarray]) -> dict[str, dict[int, int]]:

@@ -6,7 +6,7 @@ Every node is replayed from its core registers only: a PE with ``ubgen.pe.ops.pe
 (its ``op``, constant registers and output register), a MEM tile with the config-driven PUB
 model (:class:`compiler.model.PUBTile`, chaining included), in ROM mode from its window words,
 in register-file mode from its ``rf_*`` controllers, and an IO tile from its ``glb2f`` /
-``f2glb`` controller (``compiler.model.decode_controller`` on ``ubgen.io`` layouts). Edges
+``f2glb`` controller (``compiler.model.decode_arrays`` on ``ubgen.io`` layouts). Edges
 delay values by their latency. The application's inputs are loaded into a modelled global
 buffer at every IO stream's :class:`~.netlist.GLBLayout` (one bank per IO tile), the netlist
 runs, and the outputs are read back from the banks the ``f2glb`` streams wrote (for an element
@@ -30,7 +30,7 @@ from ubgen.mem.spec import RF_ENABLE
 from ubgen.pe.ops import Op as PEOp, pe_reference
 
 from ..ir.program import Program
-from ..model import PUBTile, RegisterFileTile, decode_controller
+from ..model import PUBTile, RegisterFileTile, decode_arrays
 from .glb import input_words, output_places
 from .netlist import GLBLayout, Netlist, NetlistError
 
@@ -239,7 +239,8 @@ class _IO(_Node):
         self.stream = data["stream"]
         self.layout = GLBLayout.from_dict(data["glb"])
         layout = io_layouts(sim.arch)[self.stream]
-        self.fires = {c: a["addr"] for c, a in decode_controller(self.cfg, layout)}
+        cycles, addrs = decode_arrays(self.cfg, layout)
+        self.fires = dict(zip(cycles.tolist(), addrs["addr"].tolist()))
         self.bank: dict[int, int | None] = {}
         self.word, self.fresh = None, 0
         self.written: list[tuple[int, int, int | None]] = []     # (cycle, offset, value)
@@ -320,8 +321,8 @@ def _horizon(net: Netlist, arch: Arch) -> int:
     last = 0
     for n, d in net.graph.nodes(data=True):
         if d["kind"] == "io":
-            fires = decode_controller(d["config"], io_layouts(arch)[d["stream"]])
-            last = max([last] + [c for c, _ in fires])
+            cycles, _ = decode_arrays(d["config"], io_layouts(arch)[d["stream"]])
+            last = max([last] + cycles.tolist()[-1:])
     return last + 2
 
 
