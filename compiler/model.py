@@ -34,33 +34,45 @@ from .mapping.common import port_time
 from .mapping.registers import RFTile, pack_register_files, rf_tile_registers
 
 
+def decode_arrays(regs: dict[str, int], layout: ControllerLayout
+                  ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Every fire of a controller from its register values, as arrays: the cycles and, per
+    address generator, the addresses. The hardware's recurrence (thesis Fig. 6.2b): between
+    fire ``k - 1`` and fire ``k`` exactly one level ``L`` steps, the innermost whose counter is
+    not at its last value, i.e. the number of inner levels that wrap (``k`` a multiple of their
+    extents' product), and every generator adds its ``delta[L]``, wrapping at its width.
+    Registers not given hold their reset value 0."""
+    n, p = layout.name, layout.params
+    dim = regs.get(f"{n}_dim", 0)
+    ags = list(layout.addr_widths)
+    if dim == 0:
+        return np.zeros(0, np.int64), {a: np.zeros(0, np.int64) for a in ags}
+    ext = [regs.get(f"{n}_extent_m1_{d}", 0) + 1 for d in range(dim)]
+    k = np.arange(1, int(np.prod(ext)), dtype=np.int64)
+    level = np.zeros(len(k), dtype=np.int64)
+    period = 1
+    for d in range(dim - 1):
+        period *= ext[d]
+        level += k % period == 0
+
+    def run(start: int, name: str, width: int) -> np.ndarray:
+        deltas = np.array([regs.get(f"{n}_{name}_delta_{d}", 0) for d in range(dim)],
+                          dtype=np.int64)
+        steps = np.concatenate([[start], deltas[level]])
+        return np.cumsum(steps) & ((1 << width) - 1)
+
+    cycles = run(regs.get(f"{n}_cycle_start", 0), "cycle", p.cycle_width)
+    return cycles, {a: run(regs.get(f"{n}_{a}_start", 0), a, layout.addr_widths[a])
+                    for a in ags}
+
+
 def decode_controller(regs: dict[str, int], layout: ControllerLayout
                       ) -> list[tuple[int, dict[str, int]]]:
-    """Every fire ``(cycle, {ag: address})`` of a controller, from its register values."""
-    n, p = layout.name, layout.params
-    dim = regs.get(f"{n}_dim", 0)           # a register not written holds its reset value 0
-    if dim == 0:
-        return []
-    ext_m1 = [regs[f"{n}_extent_m1_{d}"] for d in range(dim)]
-    cmask = (1 << p.cycle_width) - 1
-    cdelta = [regs[f"{n}_cycle_delta_{d}"] for d in range(dim)]
-    ags = list(layout.addr_widths)
-    masks = [(1 << layout.addr_widths[a]) - 1 for a in ags]
-    adelta = [[regs[f"{n}_{a}_delta_{d}"] for d in range(dim)] for a in ags]
-    addr = [regs[f"{n}_{a}_start"] for a in ags]
-    time = regs[f"{n}_cycle_start"]
-    count = list(ext_m1)
-    out = []
-    while True:
-        out.append((time, dict(zip(ags, addr))))
-        level = next((d for d in range(dim) if count[d]), None)
-        if level is None:
-            return out
-        count[level] -= 1
-        for j in range(level):
-            count[j] = ext_m1[j]
-        time = (time + cdelta[level]) & cmask
-        addr = [(a + dl[level]) & m for a, dl, m in zip(addr, adelta, masks)]
+    """Every fire ``(cycle, {ag: address})`` of a controller, from its register values
+    (:func:`decode_arrays`)."""
+    cycles, addrs = decode_arrays(regs, layout)
+    cols = [(a, v.tolist()) for a, v in addrs.items()]
+    return [(c, {a: v[i] for a, v in cols}) for i, c in enumerate(cycles.tolist())]
 
 
 @dataclass
@@ -83,8 +95,11 @@ class PUBTile:
         self.events: dict[int, list] = defaultdict(list)
         for name, layout in pub_layouts(params).items():
             kind, k = name.rsplit("_", 1)
-            for cyc, addrs in decode_controller(regs, layout):
-                self.events[cyc].append((kind, int(k), addrs))
+            cycles, addrs = decode_arrays(regs, layout)
+            cols = [addrs[a].tolist() for a in layout.addr_widths]
+            for i, cyc in enumerate(cycles.tolist()):
+                self.events[cyc].append((kind, int(k), dict(zip(layout.addr_widths,
+                                                                (c[i] for c in cols)))))
         self.last = max(self.events, default=-1) + 1        # the last cycle with an effect
         fw = params.fetch_width
         self.agg = [[None] * params.agg_words for _ in range(params.input_ports)]
@@ -189,8 +204,9 @@ class RegisterFileTile:
         if regs.get(RF_ENABLE):
             for name, layout in rf_layouts(params, mem).items():
                 kind, k = name.rsplit("_", 1)
-                for cyc, addrs in decode_controller(regs, layout):
-                    self.events[cyc].append((kind == "rf_read", int(k), addrs["addr"]))
+                cycles, addrs = decode_arrays(regs, layout)
+                for cyc, a in zip(cycles.tolist(), addrs["addr"].tolist()):
+                    self.events[cyc].append((kind == "rf_read", int(k), a))
             for ev in self.events.values():
                 ev.sort()                                  # writes first, by port number
         self.state: dict[int, int | None] = {}

@@ -36,10 +36,11 @@ class CompileResult:
     program: Program                  # as given (before tree-height reduction)
     scheduled: object                 # compiler.schedule.report.ScheduleResult
     impls: dict[str, UBImpl]
-    netlist: Netlist
+    netlist: Netlist | None           # None when compiled ``until="map"``
     seconds: dict[str, float] = field(default_factory=dict)
     module: object = None             # the apps/ module (make_inputs, reference), if any
     sizes: dict = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)   # buffers mapping refused (until="map")
 
     @property
     def buffers(self):
@@ -139,11 +140,13 @@ def _levels(program: Program) -> dict[str, str]:
 
 def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
                 sizes: dict[str, int] | None = None, *, threshold: int | None = None,
-                policy: str | None = None, balance: bool = True) -> CompileResult:
+                policy: str | None = None, balance: bool = True,
+                until: str = "netlist") -> CompileResult:
     """Compile ``app`` (an application name, a Program JSON file or a Program) for ``arch``
     through every stage (module docstring). Raises the stages' one-line errors
     (``ProgramError``, ``ExtractError``, ``VerifyError``, ``ScheduleError``, ``ArchError``,
-    ``MappingError`` for a refused buffer, ``NetlistError``)."""
+    ``MappingError`` for a refused buffer, ``NetlistError``). ``until="map"`` stops after buffer
+    mapping and keeps the refused buffers' reasons in ``refused`` instead of raising."""
     from .mapping.common import MappingError
     from .mapping.map_buffer import map_buffers
     from .mapping.shift_register import DEFAULT_THRESHOLD
@@ -173,17 +176,21 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     impls, refused = map_buffers(scheduled.buffers, arch,
                                  DEFAULT_THRESHOLD if threshold is None else threshold,
                                  _levels(program))
+    seconds["map"] = time.perf_counter() - t
+    result = CompileResult(name, arch, program, scheduled, impls, None, seconds, module,
+                           dict(sizes or {}), refused)
+    if until == "map":
+        return result
     if refused:
         raise MappingError(next(iter(refused.values())))
-    seconds["map"] = time.perf_counter() - t
 
     t = time.perf_counter()
     netlist = build_netlist(scheduled.program, scheduled.optimized, scheduled.buffers, impls,
                             arch)
     netlist.app = name
     seconds["netlist"] = time.perf_counter() - t
-    return CompileResult(name, arch, program, scheduled, impls, netlist, seconds, module,
-                         dict(sizes or {}))
+    result.netlist = netlist
+    return result
 
 
 __all__ = ["CompileResult", "compile_app", "app_inputs", "check_result", "DEFAULT_ARCH", "FitError", "require_fit",

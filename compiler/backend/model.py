@@ -6,7 +6,7 @@ Every node is replayed from its core registers only: a PE with ``ubgen.pe.ops.pe
 (its ``op``, constant registers and output register), a MEM tile with the config-driven PUB
 model (:class:`compiler.model.PUBTile`, chaining included), in ROM mode from its window words,
 in register-file mode from its ``rf_*`` controllers, and an IO tile from its ``glb2f`` /
-``f2glb`` controller (``compiler.model.decode_controller`` on ``ubgen.io`` layouts). Edges
+``f2glb`` controller (``compiler.model.decode_arrays`` on ``ubgen.io`` layouts). Edges
 delay values by their latency. The application's inputs are loaded into a modelled global
 buffer at every IO stream's :class:`~.netlist.GLBLayout` (one bank per IO tile), the netlist
 runs, and the outputs are read back from the banks the ``f2glb`` streams wrote (for an element
@@ -30,7 +30,8 @@ from ubgen.mem.spec import RF_ENABLE
 from ubgen.pe.ops import Op as PEOp, pe_reference
 
 from ..ir.program import Program
-from ..model import PUBTile, RegisterFileTile, decode_controller
+from ..model import PUBTile, RegisterFileTile, decode_arrays
+from .glb import input_words, output_places
 from .netlist import GLBLayout, Netlist, NetlistError
 
 _DATA = ("data0", "data1", "data2")
@@ -238,7 +239,8 @@ class _IO(_Node):
         self.stream = data["stream"]
         self.layout = GLBLayout.from_dict(data["glb"])
         layout = io_layouts(sim.arch)[self.stream]
-        self.fires = {c: a["addr"] for c, a in decode_controller(self.cfg, layout)}
+        cycles, addrs = decode_arrays(self.cfg, layout)
+        self.fires = dict(zip(cycles.tolist(), addrs["addr"].tolist()))
         self.bank: dict[int, int | None] = {}
         self.word, self.fresh = None, 0
         self.written: list[tuple[int, int, int | None]] = []     # (cycle, offset, value)
@@ -319,49 +321,29 @@ def _horizon(net: Netlist, arch: Arch) -> int:
     last = 0
     for n, d in net.graph.nodes(data=True):
         if d["kind"] == "io":
-            fires = decode_controller(d["config"], io_layouts(arch)[d["stream"]])
-            last = max([last] + [c for c, _ in fires])
+            cycles, _ = decode_arrays(d["config"], io_layouts(arch)[d["stream"]])
+            last = max([last] + cycles.tolist()[-1:])
     return last + 2
 
 
-def load_glb(net: Netlist, inputs: dict[str, np.ndarray]) -> dict[str, dict[int, int]]:
-    """Per ``glb2f`` IO node, its bank's words: the input buffer's elements at the stream's
-    layout (what the host loads, as 16-bit words)."""
-    banks = {}
-    for n, d in net.graph.nodes(data=True):
-        if d["kind"] != "io" or d["stream"] != "glb2f":
-            continue
-        lay = GLBLayout.from_dict(d["glb"])
-        if lay.buffer not in inputs:
-            raise NetlistError(f"no input array for buffer {lay.buffer}")
-        arr = np.asarray(inputs[lay.buffer]).astype(np.int64) & 0xFFFF
-        banks[n] = {lay.offset(i): int(arr[i]) for i in lay.elements()}
-    return banks
-
-
-def read_outputs(net: Netlist, program: Program, writes: dict[str, list]) -> tuple[dict, list]:
-    """The output buffers from the ``f2glb`` streams' writes (``node -> [(cycle, offset,
-    value)]``): each element from the stream that wrote it last. Returns (arrays, missing)."""
+def read_outputs(net: Netlist, arch: Arch, program: Program,
+                 banks: dict[str, dict[int, int | None]]) -> tuple[dict, list]:
+    """The output buffers read back from the ``f2glb`` nodes' banks at the places the host
+    reads them (:func:`.glb.output_places`). Returns (arrays, elements never written)."""
     from ..interp import numpy_dtype
-    latest: dict[str, dict[tuple, tuple[int, int | None]]] = defaultdict(dict)
-    for n, ws in writes.items():
-        lay = GLBLayout.from_dict(net.graph.nodes[n]["glb"])
-        elems = {lay.offset(i): i for i in lay.elements()}
-        for c, off, v in ws:
-            e = elems.get(off)
-            if e is not None and (e not in latest[lay.buffer] or latest[lay.buffer][e][0] < c):
-                latest[lay.buffer][e] = (c, v)
+    places = output_places(net, arch)
     out, missing = {}, []
     for name, decl in program.buffers.items():
         if decl.kind != "output":
             continue
         arr = np.zeros(decl.shape, dtype=np.int64)
-        got = latest.get(name, {})
+        got = places.get(name, {})
         for idx in np.ndindex(*decl.shape):
-            if idx in got and got[idx][1] is not None:
-                arr[idx] = decl.type.wrap(got[idx][1])
-            else:
+            v = banks[got[idx][0]].get(got[idx][1]) if idx in got else None
+            if v is None:
                 missing.append(f"{name}{list(idx)}")
+            else:
+                arr[idx] = decl.type.wrap(v)
         out[name] = arr.astype(numpy_dtype(decl.type))
     return out, missing
 
@@ -371,7 +353,7 @@ def simulate_netlist(net: Netlist, arch: Arch, program: Program,
     """Run the netlist on ``inputs`` (module docstring); ``program`` gives the output buffers'
     shapes and types."""
     sim = _Sim(net, arch, horizon or _horizon(net, arch))
-    for n, words in load_glb(net, inputs).items():
+    for n, words in input_words(net, inputs).items():
         sim.nodes[n].bank = dict(words)
     sim.simulate()
     writes = {n.name: n.written for n in sim.nodes.values()
@@ -384,7 +366,8 @@ def simulate_netlist(net: Netlist, arch: Arch, program: Program,
     for n, ws in writes.items():
         run.unknown_writes += [f"{n}: undefined value written at cycle {c} (offset {o})"
                                for c, o, v in ws if v is None]
-    run.outputs, run.missing = read_outputs(net, program, writes)
+    banks = {n.name: n.bank for n in sim.nodes.values() if isinstance(n, _IO)}
+    run.outputs, run.missing = read_outputs(net, sim.arch, program, banks)
     return run
 
 
