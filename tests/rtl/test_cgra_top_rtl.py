@@ -24,7 +24,7 @@ from ubgen.controller import AffineMap, ControllerConfig, encode_controller
 from ubgen.io.io_tile import GLB2F_LATENCY, F2GLB_LATENCY, io_layouts
 from ubgen.pe import Op, counter_next, pe_reference
 from ubgen.pe.pe import BIT_INPUTS, DATA_INPUTS
-from ubgen.pub.pub import PUB_STATUS
+from ubgen.mem.spec import MEM_STATUS
 from ubgen.top import top_module, write_verilog
 from ubgen.top.cgra_top import CONTROL, GLB_BASE, control_address, glb_address, tile_address
 
@@ -62,11 +62,11 @@ class Planner:
 
 def every_register_values(p: Planner, rng: random.Random):
     """Random values (masked to each register's width) for every read/write register of every
-    tile, and the read-only status registers (the MEM tiles' PUB_STATUS) with their idle value
-    0 (not running, no error)."""
+    tile, and the read-only status registers (the MEM tiles' MEM_STATUS: the PUB's and the
+    register file's) with their idle value 0 (not running, no error)."""
     rw, status = [], []
     for pos in p.lay.positions():
-        ro = set(PUB_STATUS) if pos.kind == "mem" else set()
+        ro = set(MEM_STATUS) if pos.kind == "mem" else set()
         for r in p.lay.specs[pos.kind].regmap.registers:
             addr = tile_address(pos.tile_id, r.offset)
             if r.name in ro:

@@ -12,22 +12,24 @@ port and one read controller ``rf_read_<q>`` per PUB output port, each with one 
 generator ``addr`` of ``clog2(rf_words)`` bits (the standard registers of
 :meth:`~ubgen.controller.ControllerLayout.add_registers`). Its registers: ``rf_en`` first, the
 controllers, then the read-only status ``rf_error`` (last, as
-:class:`~ubgen.pub.control.BlockConfig` wants its status registers). In the MEM core's map they follow the PUB's registers at the first
-offset that leaves the PUB's ``sram`` window alone (:func:`rf_base`): the PUB's own map, its
-status registers last and its aligned window, is unchanged.
+:class:`~ubgen.pub.control.BlockConfig` wants its status registers). In the MEM core's map
+they follow the PUB's registers at the first offset that leaves the PUB's ``sram`` window alone
+(:func:`rf_base`): the PUB's own map, its status registers last and its aligned window, is
+unchanged. :data:`MEM_STATUS` names every read-only register of the MEM core.
 """
 from __future__ import annotations
 
 from ..arch import Arch, MemParams, PUBParams
 from ..controller import ControllerLayout
-from ..pub.pub import pub_regmap
+from ..pub.pub import PUB_STATUS, pub_regmap
 from ..regmap import Register, RegisterMap
 
-__all__ = ["RF_ENABLE", "RF_STATUS", "rf_layouts", "rf_regmap", "rf_base", "rf_registers",
-           "mem_regmap"]
+__all__ = ["RF_ENABLE", "RF_STATUS", "MEM_STATUS", "rf_layouts", "rf_regmap", "rf_base",
+           "rf_registers", "mem_regmap"]
 
 RF_ENABLE = "rf_en"
 RF_STATUS = ("rf_error",)
+MEM_STATUS = PUB_STATUS + RF_STATUS     # the MEM core's read-only (status) registers
 
 
 def rf_layouts(params: PUBParams, mem: MemParams = MemParams()) -> dict[str, ControllerLayout]:

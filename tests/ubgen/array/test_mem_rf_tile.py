@@ -17,7 +17,7 @@ from ubgen.array.tile import Tile, track_port
 from ubgen.controller import encode_controller
 from ubgen.interconnect import SIDES
 from ubgen.interconnect.switch_box import Source
-from ubgen.mem.spec import rf_layouts, rf_registers
+from ubgen.mem.spec import MEM_STATUS, rf_layouts, rf_registers
 
 ARCH = load_arch("cgra_4x4")
 # data_in<p> from incoming track (side, track); data_out<q>/valid_out<q> to outgoing (side, track)
@@ -128,6 +128,8 @@ def test_rf_registers_in_the_array_regmap():
     (win,) = spec.core_regmap.windows
     assert rf[0].name == "rf_en" and rf[0].offset == len(spec.core_regmap.registers) - len(rf)
     assert rf[-1].offset < win.offset and spec.core_span == win.offset + win.size
+    assert MEM_STATUS == ("error", "cycle_count", "rf_error")
+    assert set(MEM_STATUS) <= {r.name for r in spec.core_regmap.registers}
     regs = full_regmap(ARCH)
     mems = [p.tile_id for p in lay.positions() if p.kind == "mem"]
     for tid in mems:
