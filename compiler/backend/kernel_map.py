@@ -173,6 +173,10 @@ class _Numbering:
             return ("const", _fold(op, [a[1] for a in args]) & _mask(e.type))
         simple = _identity(op, args)
         if simple is not None:
+            if simple[0] == "const":
+                return ("const", simple[1] & _mask(e.type))
+            if needs_mask(e):
+                return ("call", "and", simple, ("const", 1))
             return simple
         if op in COMMUTATIVE and args[0] > args[1]:
             args = [args[1], args[0]] + args[2:]

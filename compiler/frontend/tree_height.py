@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 from ubgen.pe.ops import WORD_BITS
 
-from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup
+from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, expr_depth, pe_stages
 from ..ir.program import Program, kernel_to_dict
 
 REASSOCIATIVE = frozenset({"add", "mul", "and", "or", "xor", "smin", "smax", "umin", "umax"})
@@ -127,7 +127,7 @@ def _tree(op: str, type_, leaves: list[Expr], depth: dict[int, int], latency: La
         if f2 < f1:
             a, b = b, a
         node = Call(op, (a, b), type_)
-        depth[id(node)] = latency.pe + max(d1, d2)
+        depth[id(node)] = latency.pe * pe_stages(node) + max(d1, d2)
         heapq.heappush(heap, (depth[id(node)], 1 + max(h1, h2), seq, min(f1, f2), node))
         seq += 1
     return heap[0][-1]
@@ -150,7 +150,7 @@ def balance_kernel(kernel: Kernel, latency: Latency = Latency()) -> Kernel:
         elif isinstance(n, Call):
             args = tuple(new[id(a)] for a in n.args)
             built = n if all(x is y for x, y in zip(args, n.args)) else Call(n.op, args, n.type)
-            depth[id(built)] = latency.pe + max(depth[id(a)] for a in args)
+            depth[id(built)] = latency.pe * pe_stages(built) + max(depth[id(a)] for a in args)
         elif isinstance(n, Lookup):
             index = new[id(n.index)]
             built = n if index is n.index else Lookup(n.table, index, n.type)
@@ -161,8 +161,9 @@ def balance_kernel(kernel: Kernel, latency: Latency = Latency()) -> Kernel:
             depth[id(built)] = 0
         new[id(n)] = built
     body = new[id(kernel.body)]
-    if body is kernel.body:
-        return kernel
+    if body is kernel.body or (expr_depth(body, latency.pe, latency.lookup)
+                               > expr_depth(kernel.body, latency.pe, latency.lookup)):
+        return kernel          # (a 1-bit chain's masks can make a tree deeper than the chain)
     return Kernel(kernel.name, kernel.n_args, body, kernel.arg_types)
 
 

@@ -229,3 +229,18 @@ def pe_stages(e: Call) -> int:
     if e.op == "select" and not bit_valued(e.args[0]):
         n += 1 if e.args[0].type.bits == 1 else 2
     return n + needs_mask(e)
+
+
+def expr_depth(body: Expr, pe: int = 1, lookup: int = 1) -> int:
+    """The longest chain of PE stages (:func:`pe_stages`, ``pe`` cycles each) and lookup-table
+    reads (``lookup`` cycles) from an argument to ``body``: a kernel's compute latency (thesis
+    eq. 4.7, ``L_compute``)."""
+    depth: dict[int, int] = {}
+    for n in Kernel("_", 0, body).nodes():
+        if isinstance(n, Call):
+            depth[id(n)] = pe * pe_stages(n) + max(depth[id(a)] for a in n.args)
+        elif isinstance(n, Lookup):
+            depth[id(n)] = lookup + depth[id(n.index)]
+        else:
+            depth[id(n)] = 0
+    return depth[id(body)]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from ..ir.expr import Call, Kernel, Lookup, pe_stages
+from ..ir.expr import Call, Kernel, Lookup, expr_depth
 from ..ir.poly import PolyAccess, PolyOp, PolyProgram
 from ..ir.program import Access, Loop, Op, Program
 from ..schedule.params import HwParams
@@ -25,19 +25,10 @@ class ExtractError(ValueError):
 
 def kernel_depth(kernel: Kernel | None, params: HwParams) -> int:
     """Compute latency of a kernel: the longest chain of PEs (and lookup-table reads) from an
-    argument to the result."""
+    argument to the result (:func:`compiler.ir.expr.expr_depth`)."""
     if kernel is None:
         return 0
-    depth: dict[int, int] = {}
-    for n in kernel.nodes():
-        if isinstance(n, Call):
-            depth[id(n)] = (params.pe_latency * pe_stages(n)
-                            + max(depth.get(id(a), 0) for a in n.args))
-        elif isinstance(n, Lookup):
-            depth[id(n)] = params.mem_read_latency + depth.get(id(n.index), 0)
-        else:
-            depth[id(n)] = 0
-    return depth[id(kernel.body)]
+    return expr_depth(kernel.body, params.pe_latency, params.mem_read_latency)
 
 
 def op_latency(op: Op, params: HwParams) -> int:
