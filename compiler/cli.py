@@ -159,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_schedule)
     from .cli_map import add_map_subcommand
     add_map_subcommand(sub)
+    from .cli_sweep import add_sweep_subcommand
+    add_sweep_subcommand(sub)
     return p
 
 
