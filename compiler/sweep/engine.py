@@ -89,8 +89,10 @@ def grid(params: Sequence[tuple[tuple[str, ...], list]]) -> list[dict]:
 
 
 @contextmanager
-def dask_client(scheduler: str | None = None, workers: int = 1) -> Iterator[object | None]:
-    """A ``distributed.Client`` for the sweep (``None`` for ``workers=0`` without a scheduler)."""
+def dask_client(scheduler: str | None = None, workers: int = 1,
+                timeout: str = "10s") -> Iterator[object | None]:
+    """A ``distributed.Client`` for the sweep (``None`` for ``workers=0`` without a scheduler);
+    ``timeout`` bounds the connection to an existing scheduler."""
     if scheduler is None and workers == 0:
         yield None
         return
@@ -99,7 +101,7 @@ def dask_client(scheduler: str | None = None, workers: int = 1) -> Iterator[obje
     from distributed import Client, LocalCluster
     if scheduler is not None:
         try:
-            client = Client(scheduler, timeout="10s")
+            client = Client(scheduler, timeout=timeout)
         except (OSError, TimeoutError, ValueError) as e:
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise SweepError(f"cannot connect to the Dask scheduler at {scheduler}: {msg}") \
