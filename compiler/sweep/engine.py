@@ -112,7 +112,7 @@ def dask_client(scheduler: str | None = None, workers: int = 1,
             client.close()
         return
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR)
+                           dashboard_address=":0", silence_logs=logging.ERROR)
     client = Client(cluster)
     try:
         yield client
@@ -146,7 +146,7 @@ def run_tasks(tasks: Sequence[Task], *, client=None, scheduler: str | None = Non
     """Evaluate every task (cached ones from ``cache``), in task order.
 
     ``client``: an existing ``distributed.Client`` to use (not closed here); otherwise one is
-    made from ``scheduler``/``workers`` (:func:`dask_client`). Each result gets ``key`` (its
+    made from ``scheduler``/``workers`` (:func:`dask_client`; none for ``workers=0``). Each result gets ``key`` (its
     cache key) and ``cached`` (True when it came from the cache)."""
     cache = cache if cache is not None else Cache(None)
     keys = [t.key for t in tasks]

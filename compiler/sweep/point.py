@@ -13,7 +13,9 @@ the flow and records its figures in ``point.metrics``. What exists today:
   thesis ch. 5): ``mems`` (memory tiles, or the ``backend``'s memory count, thesis Table 7.3),
   ``registers`` (shift-register stages), ``register_file_words`` (thesis §5.4),
   ``mem_sram_words`` (words the memory tiles address), ``controller_pes`` (backends that
-  synthesize controllers on PEs).
+  synthesize controllers on PEs), ``backends`` (the memory count of every backend),
+  ``register_file_banks`` and ``read_ports`` (read ports of the buffers on the array: the
+  memories of the exhaustive duplication thesis Table 7.8 starts from).
 
 PEs are reported as ``None`` with the note :data:`PES_PENDING` until a netlist stage exists.
 A later stage (netlist, place and route, simulation) is one more function in :data:`STAGES`
@@ -57,7 +59,8 @@ POLICIES = ("auto", "stencil", "dnn", "sequential")
 RESULT_KEYS = frozenset({
     "app", "stages", "status", "error", "error_kind", "pes", "mems", "sram_words", "cycles",
     "cycles_sequential", "sram_words_sequential", "policy", "registers", "register_file_words",
-    "mem_sram_words", "controller_pes", "glb_words", "fits", "out_of", "fit", "seconds",
+    "mem_sram_words", "controller_pes", "glb_words", "backends", "read_ports",
+    "register_file_banks", "fits", "out_of", "fit", "seconds",
     "notes", "code", "cached", "key", "refused"})
 
 
@@ -176,15 +179,19 @@ def stage_schedule(pt: Point) -> None:
 
 def stage_map(pt: Point) -> None:
     """Map every unified buffer (thesis ch. 5); a refused buffer fails the point."""
-    from ..cli_map import map_report
+    from ..cli_map import BACKENDS, backend_counts, map_report
     from ..mapping.map_buffer import map_buffers
     if pt.schedule is None:
         raise PointError("the map stage needs the schedule stage")
     pt.impls, pt.refused = map_buffers(pt.schedule.buffers, pt.arch, pt.threshold)
     rep = map_report(pt.app, pt.impls, pt.refused, pt.backend, pt.arch)
+    on_array = [n for n, impl in pt.impls.items() if impl.level != "GLB"]
     pt.metrics.update(mems=rep["backend"]["mems"], registers=rep["registers"],
                       register_file_words=rep["register_file_words"],
-                      mem_sram_words=sum(rep["sram_words_per_mem"]))
+                      register_file_banks=sum(len(pt.impls[n].register_files) for n in on_array),
+                      mem_sram_words=sum(rep["sram_words_per_mem"]),
+                      backends={b: backend_counts(pt.impls, b, pt.arch) for b in BACKENDS},
+                      read_ports=sum(len(pt.schedule.buffers[n].outputs) for n in on_array))
     if "controller_pes" in rep["backend"]:
         pt.metrics["controller_pes"] = rep["backend"]["controller_pes"]
     if pt.refused:

@@ -30,7 +30,7 @@ def client():
     distributed = pytest.importorskip("distributed")
     import logging
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.ERROR)
+                                       dashboard_address=":0", silence_logs=logging.ERROR)
     c = distributed.Client(cluster)
     yield c
     c.close()
