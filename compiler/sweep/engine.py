@@ -131,11 +131,12 @@ def _cacheable(result: dict) -> bool:
     return result.get("error") is None or result.get("error_kind") == "user"
 
 
-def _lost(task: Task, e: BaseException) -> dict:
+def _lost(task: Task, e: BaseException, prefix: str | None = None) -> dict:
     msg = str(e).splitlines()[0] if str(e) else ""
+    error = f"{prefix}: {msg}" if prefix else f"task: {type(e).__name__}: {msg}".rstrip(": ")
     result = dict(task.params)
     result.update(app=task.app, stages=list(task.stages), status="error", error_kind="lost",
-                  error=f"task: {type(e).__name__}: {msg}".rstrip(": "), pes=None, mems=None,
+                  error=error, pes=None, mems=None,
                   sram_words=None, cycles=None, fits=None, out_of=None, seconds={}, notes=[])
     return result
 
@@ -158,14 +159,15 @@ def run_tasks(tasks: Sequence[Task], *, client=None, scheduler: str | None = Non
             results[i] = dict(hit, key=key, cached=True)
         else:
             todo.setdefault(key, []).append(i)
+    tasks_by_key = {key: tasks[idx[0]] for key, idx in todo.items()}
     bar = _progress(len(tasks), len(tasks) - sum(map(len, todo.values())), progress, desc)
     here = code_digest()
 
     def done(key: str, result: dict) -> None:
-        if result.get("code", here) != here:
-            result.update(status="error", error_kind="lost", error=(
-                f"task: the worker runs different code (digest {str(result['code'])[:12]}, "
-                f"this checkout {here[:12]}): install this checkout on every worker"))
+        if result.get("code", here) != here:      # figures of other code: none of them kept
+            result = _lost(tasks_by_key[key], RuntimeError(
+                f"the worker runs different code (digest {str(result['code'])[:12]}, this "
+                f"checkout {here[:12]}): install this checkout on every worker"), "task")
         elif _cacheable(result):
             cache.put(key, result)
         for i in todo[key]:
@@ -174,12 +176,11 @@ def run_tasks(tasks: Sequence[Task], *, client=None, scheduler: str | None = Non
 
     try:
         if todo:
-            first = {key: tasks[idx[0]] for key, idx in todo.items()}
             if client is None:
                 with dask_client(scheduler, workers) as made:
-                    _compute(first, made, done)
+                    _compute(tasks_by_key, made, done)
             else:
-                _compute(first, client, done)
+                _compute(tasks_by_key, client, done)
     finally:
         bar.close()
     return results      # type: ignore[return-value]

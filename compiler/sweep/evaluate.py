@@ -171,13 +171,22 @@ def _cmp(ours, theirs) -> str:
         return ""
     if ours == theirs:
         return "same"
-    return f"{(ours - theirs) / theirs * 100:+.0f}%"
+    d = (ours - theirs) / theirs * 100
+    return f"{d:+.1f}%" if abs(d) < 10 else f"{d:+.0f}%"
 
 
 def _comment(table: str, label: str, ours, theirs) -> str:
     parts = [c for c in (_cmp(ours, theirs), REASONS.get((table, label)) if ours != theirs
                          else None) if c]
     return "; ".join(parts)
+
+
+def _pair(table: str, label: str, ours: tuple, theirs: tuple) -> str:
+    """``sequential +x%, optimized +y%`` and the known reason, if any."""
+    parts = [f"{name} {_cmp(o, t)}" for name, o, t in zip(("sequential", "final" if table ==
+             "VII" else "optimized"), ours, theirs) if o is not None]
+    reason = REASONS.get((table, label)) if tuple(ours) != tuple(theirs) else None
+    return "; ".join(parts + ([reason] if reason else []))
 
 
 def _err(r: dict) -> str:
@@ -214,21 +223,20 @@ def table_vi_vii(res: dict) -> list[str]:
         seq, opt = r.get("cycles_sequential"), r.get("cycles")
         sp = seq / opt if seq and opt else None
         vi.append([label, seq, opt, sp, ps, po, ps / po,
-                   _err(r) or _comment("VI", label, opt, po)])
+                   _err(r) or _pair("VI", label, (seq, opt), (ps, po))])
         wseq, wopt = r.get("sram_words_sequential"), r.get("sram_words")
         red = wseq / wopt if wseq and wopt else None
         vii.append([label, wseq, wopt, red, ws, wf, ws / wf,
-                    _err(r) or _comment("VII", label, wopt, wf)])
+                    _err(r) or _pair("VII", label, (wseq, wopt), (ws, wf))])
     return (["## Paper Table VI: completion time, sequential vs. optimized schedule", "",
-             "Cycles of the verified schedules (`ubc schedule`); the comment compares the "
-             "optimized figures.", ""]
+             "Cycles of the verified schedules (`ubc schedule`).", ""]
             + _table(["app", "sequential (ours)", "optimized (ours)", "speedup (ours)",
                       "sequential (paper)", "optimized (paper)", "speedup (paper)", "comment"],
                      vi)
             + ["## Paper Table VII: SRAM words, sequential vs. optimized schedule", "",
                "Live words of every on-array buffer (`compiler/liveness.py`), an upper bound of "
                "the final SRAM words: it also counts the words a later pass puts into shift "
-               "registers. The comment compares the final figures.", ""]
+               "registers.", ""]
             + _table(["app", "sequential (ours)", "final (ours)", "reduction (ours)",
                       "sequential (paper)", "final (paper)", "reduction (paper)", "comment"],
                      vii))

@@ -39,7 +39,10 @@ def draw_panel(ax, results: Sequence[dict], x_keys: Sequence[str], title: str) -
     ax.set_xlim(-0.5, len(xs) - 0.5)
     ax.set_xlabel(" x ".join(x_keys) if len(x_keys) > 1 else x_keys[0])
     ax.set_ylabel("resources (tiles)")
-    ax.set_ylim(bottom=0)
+    top = max([v for v in pes + mems if v is not None] + [1])
+    ax.set_ylim(0, top * 1.25)
+    from matplotlib.ticker import MaxNLocator
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title, fontsize=10)
     cyc = ax.twinx()
     cycles = [r.get("cycles") for r in results]

@@ -96,6 +96,8 @@ def test_results_of_other_code_are_errors_and_not_cached(monkeypatch, tmp_path):
     cache = Cache(tmp_path)
     [r] = run_sweep("gaussian", [SMALL], workers=0, cache=cache, progress=False)
     assert r["status"] == "error" and "different code" in r["error"] and cache.stores == 0
+    assert r["error"].startswith("task: the worker runs different code")
+    assert r["cycles"] is None and r["mems"] is None      # no figure of the other code
 
 
 def test_cache_key_covers_every_input(monkeypatch):
