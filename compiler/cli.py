@@ -26,7 +26,7 @@ from .poly.extract import ExtractError
 from .verify import ScheduleError, VerifyError
 
 USER_ERRORS = (ProgramError, IndexError_, ExtractError, VerifyError, ScheduleError, ArchError,
-               ValueError, KeyError)
+               ValueError, KeyError)   # MappingError, NetlistError and FitError are ValueErrors
 
 
 def load_program(app: str, sizes: dict[str, int]) -> Program:
@@ -127,11 +127,11 @@ def cmd_schedule(args) -> int:
     return 0
 
 
-def add_app_arguments(s: argparse.ArgumentParser) -> None:
+def add_app_arguments(s: argparse.ArgumentParser, default_arch: str = "pub") -> None:
     """``APP``, ``--arch`` and ``--size``: how every ``ubc`` subcommand names its input."""
     s.add_argument("app", metavar="APP", help="application name (apps/) or a Program JSON file")
-    s.add_argument("--arch", default="pub", metavar="A",
-                   help="constraints file name or path (default: pub)")
+    s.add_argument("--arch", default=default_arch, metavar="A",
+                   help=f"constraints file name or path (default: {default_arch})")
     s.add_argument("--size", action="append", default=[], metavar="NAME=N",
                    help="override an application size, e.g. --size width=32 (repeatable)")
 
@@ -161,6 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_schedule)
     from .cli_map import add_map_subcommand
     add_map_subcommand(sub)
+    from .cli_backend import add_backend_subcommands
+    add_backend_subcommands(sub)
     from .cli_sweep import add_sweep_subcommand
     add_sweep_subcommand(sub)
     return p

@@ -58,15 +58,18 @@ def backend_counts(impls: dict[str, UBImpl], backend: str, arch) -> dict:
 
 def map_report(app: str, impls: dict[str, UBImpl], refused: dict[str, str], backend: str,
                arch) -> dict:
+    from .mapping.registers import pack_register_files
     bufs = []
     for name, impl in impls.items():
         st = impl.stats()
+        rf_tiles = len(pack_register_files(impl.register_files, arch.pub, arch.mem))
         bufs.append({"name": name, "level": impl.level, "mems": st["mems"],
                      "shift_registers": st["shift_registers"],
                      "register_delay": st["register_delay"], "wires": st["wires"],
                      "banks": len(impl.pubs), "chained_tiles": st["chained_tiles"],
                      "sram_words": st["sram_words"],
-                     "register_file_words": st["register_file_words"], "notes": impl.notes})
+                     "register_file_words": st["register_file_words"],
+                     "register_file_tiles": rf_tiles, "notes": impl.notes})
     return {
         "app": app,
         "mems": sum(b["mems"] for b in bufs),
@@ -74,6 +77,7 @@ def map_report(app: str, impls: dict[str, UBImpl], refused: dict[str, str], back
                             "total_delay": sum(b["register_delay"] for b in bufs)},
         "registers": sum(b["register_delay"] for b in bufs),
         "register_file_words": sum(b["register_file_words"] for b in bufs),
+        "register_file_tiles": sum(b["register_file_tiles"] for b in bufs),
         "banks": sum(b["banks"] for b in bufs),
         "chained_tiles": sum(b["chained_tiles"] for b in bufs),
         "sram_words_per_mem": [w for b in bufs for w in b["sram_words"]],
@@ -101,7 +105,8 @@ def cmd_map(args) -> int:
     b = rep["backend"]
     print(f"{args.app}: {rep['mems']} PUB tiles, {rep['shift_registers']['count']} shift "
           f"registers ({rep['registers']} register stages), {rep['register_file_words']} "
-          f"register-file words, {rep['chained_tiles']} chained tiles; "
+          f"register-file words in {rep['register_file_tiles']} MEM tiles' register files, "
+          f"{rep['chained_tiles']} chained tiles; "
           f"backend {b['backend']}: {b['mems']} memories"
           + (f", {b['controller_pes']} controller PEs" if "controller_pes" in b else ""))
     for buf in rep["buffers"]:

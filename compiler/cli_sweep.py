@@ -2,7 +2,7 @@
 (thesis §7.3.1, Fig. 7.5; docs/sweep.md).
 
     ubc sweep APP --param unroll=1,2,4,8 [--param arch=cgra_8x8,cgra_16x32] [--size K=V ...]
-                  [--stages schedule,map] [--scheduler ADDRESS] [--workers N] [--json]
+                  [--stages schedule,map,netlist] [--scheduler ADDRESS] [--workers N] [--json]
                   [--plot FILE] [--cache DIR | --no-cache] [--quiet]
 
 Each point is one Dask task (``compiler.sweep.point.evaluate_point``); see
@@ -112,7 +112,7 @@ def add_sweep_subcommand(subparsers) -> None:
         description="Compile APP at every point of the Cartesian product of the --param "
         "lists, one Dask task per point (a LocalCluster of --workers processes, an existing "
         "cluster with --scheduler, or in-process with --workers 0), and report per point: "
-        "PEs (pending until the netlist stage exists), MEMs, SRAM words, cycles, whether it "
+        "PEs, MEMs (of the netlist), SRAM words, cycles, whether it "
         "fits the arch and seconds per stage. Points are cached on disk by a hash of their "
         "inputs (docs/sweep.md). A failing point is reported, never stops the sweep.")
     s.add_argument("app", metavar="APP", help="application name (apps/) or a Program JSON file")
@@ -123,8 +123,8 @@ def add_sweep_subcommand(subparsers) -> None:
                    "are the Cartesian product (default arch: cgra_16x32)")
     s.add_argument("--size", action="append", default=[], metavar="NAME=N",
                    help="a size fixed for every point, e.g. --size width=32 (repeatable)")
-    s.add_argument("--stages", default="schedule,map", metavar="S1,S2",
-                   help="stages to run per point (default: schedule,map)")
+    s.add_argument("--stages", default="schedule,map,netlist", metavar="S1,S2",
+                   help="stages to run per point (default: schedule,map,netlist)")
     s.add_argument("--scheduler", metavar="ADDRESS",
                    help="address of an existing Dask scheduler, e.g. tcp://host:8786")
     s.add_argument("--workers", type=int, metavar="N",

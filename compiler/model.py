@@ -8,7 +8,8 @@ values wrap at the register width), not from the affine form or the isl maps.
 ``agg2sram`` SRAM write at ``c`` is visible to reads issued from ``c+1``; ``sram2tb`` reads at
 ``c`` and writes the TB at the end of ``c+1`` (visible from ``c+2``); ``tb2out`` drives
 ``data_out`` during its fire cycle. Two SRAM accesses in one cycle are a conflict (the sticky
-error flag of the hardware), recorded by cycle.
+error flag of the hardware), recorded by cycle. :func:`simulate_rf_tile` runs one MEM tile in
+register-file mode (docs/mem_rf.md) from the registers the compiler encodes for it.
 :func:`run_impl` evaluates a whole :class:`~compiler.ir.ubimpl.UBImpl` stream graph and
 :func:`check_buffer` compares every output port, at every scheduled read, with what the unified
 buffer's isl maps require: the value of the latest write of the element read that landed by
@@ -22,42 +23,56 @@ from dataclasses import dataclass, field
 import islpy as isl
 import numpy as np
 
-from ubgen.arch import PUBParams
+from ubgen.arch import MemParams, PUBParams
 from ubgen.controller import ControllerLayout
+from ubgen.mem.spec import RF_ENABLE, rf_layouts
 from ubgen.pub import pub_layouts
 
-from .ir.ubimpl import RegisterFile, UBImpl
+from .ir.ubimpl import UBImpl
 from .ir.ubuf import UnifiedBuffer
 from .mapping.common import port_time
+from .mapping.registers import RFTile, pack_register_files, rf_tile_registers
+
+
+def decode_arrays(regs: dict[str, int], layout: ControllerLayout
+                  ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Every fire of a controller from its register values, as arrays: the cycles and, per
+    address generator, the addresses. The hardware's recurrence (thesis Fig. 6.2b): between
+    fire ``k - 1`` and fire ``k`` exactly one level ``L`` steps, the innermost whose counter is
+    not at its last value, i.e. the number of inner levels that wrap (``k`` a multiple of their
+    extents' product), and every generator adds its ``delta[L]``, wrapping at its width.
+    Registers not given hold their reset value 0."""
+    n, p = layout.name, layout.params
+    dim = regs.get(f"{n}_dim", 0)
+    ags = list(layout.addr_widths)
+    if dim == 0:
+        return np.zeros(0, np.int64), {a: np.zeros(0, np.int64) for a in ags}
+    ext = [regs.get(f"{n}_extent_m1_{d}", 0) + 1 for d in range(dim)]
+    k = np.arange(1, int(np.prod(ext)), dtype=np.int64)
+    level = np.zeros(len(k), dtype=np.int64)
+    period = 1
+    for d in range(dim - 1):
+        period *= ext[d]
+        level += k % period == 0
+
+    def run(start: int, name: str, width: int) -> np.ndarray:
+        deltas = np.array([regs.get(f"{n}_{name}_delta_{d}", 0) for d in range(dim)],
+                          dtype=np.int64)
+        steps = np.concatenate([[start], deltas[level]])
+        return np.cumsum(steps) & ((1 << width) - 1)
+
+    cycles = run(regs.get(f"{n}_cycle_start", 0), "cycle", p.cycle_width)
+    return cycles, {a: run(regs.get(f"{n}_{a}_start", 0), a, layout.addr_widths[a])
+                    for a in ags}
 
 
 def decode_controller(regs: dict[str, int], layout: ControllerLayout
                       ) -> list[tuple[int, dict[str, int]]]:
-    """Every fire ``(cycle, {ag: address})`` of a controller, from its register values."""
-    n, p = layout.name, layout.params
-    dim = regs[f"{n}_dim"]
-    if dim == 0:
-        return []
-    ext_m1 = [regs[f"{n}_extent_m1_{d}"] for d in range(dim)]
-    cmask = (1 << p.cycle_width) - 1
-    cdelta = [regs[f"{n}_cycle_delta_{d}"] for d in range(dim)]
-    ags = list(layout.addr_widths)
-    masks = [(1 << layout.addr_widths[a]) - 1 for a in ags]
-    adelta = [[regs[f"{n}_{a}_delta_{d}"] for d in range(dim)] for a in ags]
-    addr = [regs[f"{n}_{a}_start"] for a in ags]
-    time = regs[f"{n}_cycle_start"]
-    count = list(ext_m1)
-    out = []
-    while True:
-        out.append((time, dict(zip(ags, addr))))
-        level = next((d for d in range(dim) if count[d]), None)
-        if level is None:
-            return out
-        count[level] -= 1
-        for j in range(level):
-            count[j] = ext_m1[j]
-        time = (time + cdelta[level]) & cmask
-        addr = [(a + dl[level]) & m for a, dl, m in zip(addr, adelta, masks)]
+    """Every fire ``(cycle, {ag: address})`` of a controller, from its register values
+    (:func:`decode_arrays`)."""
+    cycles, addrs = decode_arrays(regs, layout)
+    cols = [(a, v.tolist()) for a, v in addrs.items()]
+    return [(c, {a: v[i] for a, v in cols}) for i, c in enumerate(cycles.tolist())]
 
 
 @dataclass
@@ -66,63 +81,92 @@ class PUBRun:
     conflicts: list[int] = field(default_factory=list)
 
 
-def _simulate_tile(regs: dict[str, int], params: PUBParams, data_in: list[dict[int, int]]):
-    fw, depth = params.fetch_width, params.sram_depth
-    saw = params.sram_addr_width
-    chain_en, tile_id = regs.get("chain_en", 0), regs.get("tile_id", 0)
-    layouts = pub_layouts(params)
-    events: dict[int, list] = defaultdict(list)
-    for name, layout in layouts.items():
-        kind, k = name.rsplit("_", 1)
-        for cyc, addrs in decode_controller(regs, layout):
-            events[cyc].append((kind, int(k), addrs))
-            if kind == "sram2tb":
-                events.setdefault(cyc + 1, [])
-    P, Q = params.input_ports, params.output_ports
-    agg = [[None] * params.agg_words for _ in range(P)]
-    tb = [[(None,) * fw for _ in range(params.tb_depth)] for _ in range(Q)]
-    tb_owned = [[False] * params.tb_depth for _ in range(Q)]
-    sram: dict[int, tuple] = {}
-    pending: dict[int, list] = defaultdict(list)
-    own = [dict() for _ in range(Q)]
-    conflicts = []
+class PUBTile:
+    """One PUB tile replayed cycle by cycle from its register values, with the timing contract
+    of ``ubgen.pub.pub`` (module docstring). Per cycle ``c``: :meth:`outputs` gives what the
+    ``tb2out`` fires of ``c`` read (start-of-cycle state), then :meth:`commit` takes the
+    ``data_in`` words of ``c`` and applies the end-of-cycle writes (AGG, SRAM, TB). Used by
+    :func:`simulate_pub` and by the netlist model (``compiler.backend.model``)."""
 
-    def match(a):
-        return not chain_en or (a >> saw) == tile_id
+    def __init__(self, regs: dict[str, int], params: PUBParams):
+        self.params = params
+        self.chain_en = bool(regs.get("chain_en", 0))
+        self.tile_id = regs.get("tile_id", 0)
+        self.events: dict[int, list] = defaultdict(list)
+        for name, layout in pub_layouts(params).items():
+            kind, k = name.rsplit("_", 1)
+            cycles, addrs = decode_arrays(regs, layout)
+            cols = [addrs[a].tolist() for a in layout.addr_widths]
+            for i, cyc in enumerate(cycles.tolist()):
+                self.events[cyc].append((kind, int(k), dict(zip(layout.addr_widths,
+                                                                (c[i] for c in cols)))))
+        self.last = max(self.events, default=-1) + 1        # the last cycle with an effect
+        fw = params.fetch_width
+        self.agg = [[None] * params.agg_words for _ in range(params.input_ports)]
+        self.tb = [[(None,) * fw for _ in range(params.tb_depth)]
+                   for _ in range(params.output_ports)]
+        self.tb_owned = [[False] * params.tb_depth for _ in range(params.output_ports)]
+        self.sram: dict[int, tuple] = {}
+        self.pending: dict[int, list] = defaultdict(list)
+        self.conflicts: list[int] = []
 
-    for c in sorted(events):
-        ev = events[c]
-        accesses = 0
-        sram_writes, agg_writes = [], []
-        for kind, k, a in ev:                               # reads of start-of-cycle state
+    def _match(self, addr: int) -> bool:
+        return not self.chain_en or (addr >> self.params.sram_addr_width) == self.tile_id
+
+    def outputs(self, c: int) -> list[tuple[int | None, bool] | None]:
+        """Per output port: ``(word, owned)`` when ``tb2out`` fires at ``c``, else ``None``."""
+        out: list = [None] * self.params.output_ports
+        fw = self.params.fetch_width
+        for kind, k, a in self.events.get(c, ()):
             if kind == "tb2out":
                 word = a["tb"]
-                slot, lane = word // fw, word % fw
-                own[k][c] = (tb[k][slot][lane], tb_owned[k][slot])
-            elif kind == "agg2sram":
+                out[k] = (self.tb[k][word // fw][word % fw], self.tb_owned[k][word // fw])
+        return out
+
+    def commit(self, c: int, data_in: list[int | None]) -> None:
+        """The SRAM reads and writes of cycle ``c`` and its end-of-cycle register writes."""
+        prm = self.params
+        fw, depth = prm.fetch_width, prm.sram_depth
+        accesses = 0
+        sram_writes, agg_writes = [], []
+        for kind, k, a in self.events.get(c, ()):
+            if kind == "agg2sram":
                 s = a["agg"]
-                if match(a["sram"]):
+                if self._match(a["sram"]):
                     accesses += 1
-                    sram_writes.append((a["sram"] & (depth - 1), tuple(agg[k][s * fw:(s + 1) * fw])))
+                    sram_writes.append((a["sram"] & (depth - 1),
+                                        tuple(self.agg[k][s * fw:(s + 1) * fw])))
             elif kind == "sram2tb":
-                if match(a["sram"]):
+                if self._match(a["sram"]):
                     accesses += 1
-                    data = sram.get(a["sram"] & (depth - 1), (None,) * fw)
-                    pending[c + 1].append((k, a["tb"], data, True))
+                    data = self.sram.get(a["sram"] & (depth - 1), (None,) * fw)
+                    self.pending[c + 1].append((k, a["tb"], data, True))
                 else:
-                    pending[c + 1].append((k, a["tb"], (None,) * fw, False))
+                    self.pending[c + 1].append((k, a["tb"], (None,) * fw, False))
             elif kind == "in2agg":
-                agg_writes.append((k, a["agg"], data_in[k].get(c) if k < len(data_in) else None))
+                agg_writes.append((k, a["agg"], data_in[k] if k < len(data_in) else None))
         if accesses > 1:
-            conflicts.append(c)
-        for k, w, v in agg_writes:                          # end-of-cycle writes
-            agg[k][w] = v
+            self.conflicts.append(c)
+        for k, w, v in agg_writes:
+            self.agg[k][w] = v
         for addr, data in sram_writes:
-            sram[addr] = data
-        for k, slot, data, owned in pending.pop(c, []):
-            tb[k][slot] = data
-            tb_owned[k][slot] = owned
-    return own, conflicts, bool(chain_en)
+            self.sram[addr] = data
+        for k, slot, data, owned in self.pending.pop(c, []):
+            self.tb[k][slot] = data
+            self.tb_owned[k][slot] = owned
+
+
+def _simulate_tile(regs: dict[str, int], params: PUBParams, data_in: list[dict[int, int]]):
+    tile = PUBTile(regs, params)
+    own = [dict() for _ in range(params.output_ports)]
+    cycles = sorted(set(tile.events) | {c + 1 for c, ev in tile.events.items()
+                                         if any(e[0] == "sram2tb" for e in ev)})
+    for c in cycles:
+        for q, o in enumerate(tile.outputs(c)):
+            if o is not None:
+                own[q][c] = o
+        tile.commit(c, [d.get(c) for d in data_in])
+    return own, tile.conflicts, tile.chain_en
 
 
 def simulate_pub(tile_regs: list[dict[str, int]], params: PUBParams,
@@ -146,33 +190,54 @@ def simulate_pub(tile_regs: list[dict[str, int]], params: PUBParams,
     return PUBRun(chain, sorted(set(conflicts)))
 
 
-def simulate_register_file(rf: RegisterFile, params: PUBParams,
-                           data_in: list[dict[int, int]]) -> PUBRun:
-    """Run a :class:`~compiler.ir.ubimpl.RegisterFile` from its encoded registers: a write fire
-    at ``c`` stores ``data_in[k][c]`` in register ``addr``; a read fire at ``c`` outputs register
-    ``addr`` including the writes of cycle ``c`` (write-through). Two writes of one register in
-    one cycle are recorded as a conflict."""
-    regs = rf.registers(params)
-    layouts = rf.layouts(params)
-    events: dict[int, list] = defaultdict(list)
-    for name, layout in layouts.items():
-        kind, k = name.rsplit("_", 1)
-        for cyc, addrs in decode_controller(regs, layout):
-            events[cyc].append((kind == "read", int(k), addrs["addr"]))
-    state: dict[int, int | None] = {}
-    outs: list[dict[int, int | None]] = [dict() for _ in rf.outputs]
-    conflicts = []
-    for c in sorted(events):
+class RegisterFileTile:
+    """One MEM tile in register-file mode (docs/mem_rf.md) replayed cycle by cycle from its
+    register values (the controllers of ``ubgen.mem.spec.rf_layouts``): with ``rf_en``, an
+    ``rf_write_p`` fire at ``c`` stores ``data_in[p]`` of ``c`` in word ``addr``; an ``rf_read_q``
+    fire at ``c`` outputs word ``addr`` including the writes of cycle ``c`` (write-through; the
+    highest write port wins). Two writes of one word in one cycle are a conflict (the tile's
+    error flag). Used by :func:`simulate_rf_tile` and the netlist model."""
+
+    def __init__(self, regs: dict[str, int], params: PUBParams, mem: MemParams):
+        self.ports = params.output_ports
+        self.events: dict[int, list] = defaultdict(list)
+        if regs.get(RF_ENABLE):
+            for name, layout in rf_layouts(params, mem).items():
+                kind, k = name.rsplit("_", 1)
+                cycles, addrs = decode_arrays(regs, layout)
+                for cyc, a in zip(cycles.tolist(), addrs["addr"].tolist()):
+                    self.events[cyc].append((kind == "rf_read", int(k), a))
+            for ev in self.events.values():
+                ev.sort()                                  # writes first, by port number
+        self.state: dict[int, int | None] = {}
+        self.conflicts: list[int] = []
+
+    def step(self, c: int, data_in: list[int | None]) -> list[int | None | bool]:
+        """The writes and reads of cycle ``c``; per output port the word read (``False``
+        when the port does not fire)."""
+        out: list = [False] * self.ports
         written = set()
-        for is_read, k, a in sorted(events[c]):             # writes first, by port number
+        for is_read, k, a in self.events.get(c, ()):
             if is_read:
-                outs[k][c] = state.get(a)
+                out[k] = self.state.get(a)
             else:
                 if a in written:
-                    conflicts.append(c)
+                    self.conflicts.append(c)
                 written.add(a)
-                state[a] = data_in[k].get(c)
-    return PUBRun(outs, sorted(set(conflicts)))
+                self.state[a] = data_in[k] if k < len(data_in) else None
+        return out
+
+
+def simulate_rf_tile(regs: dict[str, int], params: PUBParams, mem: MemParams,
+                     data_in: list[dict[int, int]]) -> PUBRun:
+    """Run one MEM tile in register-file mode over whole streams (:class:`RegisterFileTile`)."""
+    tile = RegisterFileTile(regs, params, mem)
+    outs: list[dict[int, int | None]] = [dict() for _ in range(params.output_ports)]
+    for c in sorted(tile.events):
+        for q, v in enumerate(tile.step(c, [d.get(c) for d in data_in])):
+            if v is not False:
+                outs[q][c] = v
+    return PUBRun(outs, sorted(set(tile.conflicts)))
 
 
 @dataclass
@@ -181,12 +246,16 @@ class ModelResult:
     conflicts: dict[str, list[int]]
 
 
-def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]]) -> ModelResult:
-    """Evaluate the stream graph of ``impl`` given each logical input port's stream."""
+def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]],
+             mem: MemParams | None = None) -> ModelResult:
+    """Evaluate the stream graph of ``impl`` given each logical input port's stream; its
+    register files run as the MEM tiles that
+    :func:`~compiler.mapping.registers.pack_register_files` places them in."""
+    mem = mem or MemParams()
     streams: dict[str, dict] = dict(inputs)
     conflicts: dict[str, list[int]] = {}
     todo_sr = list(impl.shift_registers)
-    todo_pub = list(impl.pubs) + list(impl.register_files)
+    todo_pub = list(impl.pubs) + pack_register_files(impl.register_files, params, mem)
     todo_sel = list(impl.selects)
     while todo_sr or todo_pub or todo_sel:
         progress = False
@@ -210,7 +279,8 @@ def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]])
         for pub in list(todo_pub):
             if all(n in streams for n in pub.inputs):
                 ins = [streams[n] for n in pub.inputs]
-                run = (simulate_register_file(pub, params, ins) if isinstance(pub, RegisterFile)
+                run = (simulate_rf_tile(rf_tile_registers(pub, params, mem), params, mem, ins)
+                       if isinstance(pub, RFTile)
                        else simulate_pub(pub.registers(params), params, ins))
                 for q, node in enumerate(pub.outputs):
                     streams[node] = run.outputs[q]
@@ -270,7 +340,7 @@ class CheckReport:
 
 
 def check_buffer(ub: UnifiedBuffer, impl: UBImpl, params: PUBParams | None = None,
-                 seed: int = 0) -> CheckReport:
+                 seed: int = 0, mem: MemParams | None = None) -> CheckReport:
     """Feed random values into ``ub``'s input ports, run the model of ``impl`` and compare each
     output port's value at each of its scheduled reads with the unified-buffer specification."""
     params = params or PUBParams()
@@ -285,7 +355,7 @@ def check_buffer(ub: UnifiedBuffer, impl: UBImpl, params: PUBParams | None = Non
             written[tuple(r[1:])].append((int(r[0]), int(v)))
     for lst in written.values():
         lst.sort()
-    model = run_impl(impl, params, inputs)
+    model = run_impl(impl, params, inputs, mem)
     rep = CheckReport(ub.name, conflicts=model.conflicts)
     for p in ub.outputs:
         got = model.streams.get(impl.connections.get(p.name, ""), {})

@@ -48,6 +48,7 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
     from apps import get_app
     from compiler.interp import run as interp
     from compiler.mapping.map_buffer import map_buffers
+    from compiler.mapping.registers import pack_register_files
     from compiler.model import check_buffer
     from compiler.schedule.params import HwParams
     from compiler.schedule.report import schedule_program
@@ -79,16 +80,19 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
     mems = sum(i.mems for i in impls.values())
     srs = [s for i in impls.values() for s in i.shift_registers if s.delay > 0]
     rf_words = sum(r.words for i in impls.values() for r in i.register_files)
+    rf_tiles = sum(len(pack_register_files(i.register_files, arch.pub, arch.mem))
+                   for i in impls.values())
     checked = 0
     for name, impl in impls.items():
         if not (impl.pubs or impl.shift_registers or impl.register_files or impl.selects):
             continue
-        rep = check_buffer(res.buffers[name], impl, arch.pub, seed)
+        rep = check_buffer(res.buffers[name], impl, arch.pub, seed, arch.mem)
         if not rep.ok:
             raise Failure(f"model check: {rep.summary()}")
         checked += rep.checked
     step(f"mapping: {mems} MEMs, {len(srs)} shift registers ({sum(s.delay for s in srs)} "
-         f"register stages)" + (f", {rf_words} register-file words" if rf_words else "")
+         f"register stages)" + (f", {rf_words} register-file words in {rf_tiles} MEM tiles' "
+                                f"register files" if rf_words else "")
          + f"; config-driven model matches the specification on {checked} reads", t0)
 
     if rtl:
@@ -96,7 +100,8 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
         n = run_xcheck(app_name, arch_name)
         step(f"RTL: {n} PUB configuration(s) on the generated Verilog == model", t0)
 
-    summary.update(mems=mems, shift_registers=len(srs), register_file_words=rf_words)
+    summary.update(mems=mems, shift_registers=len(srs), register_file_words=rf_words,
+                   register_file_tiles=rf_tiles)
     return summary
 
 
@@ -123,8 +128,8 @@ def main(argv=None) -> int:
     print(f"\n{args.app}: PASS  cycles {s['cycles_sequential']} -> {s['cycles_optimized']}{ref}; "
           f"SRAM words {s['sram_words_sequential']} -> {s['sram_words_optimized']}; "
           f"MEMs {s['mems']}; shift registers {s['shift_registers']}"
-          + (f"; register-file words {s['register_file_words']}"
-             if s.get("register_file_words") else ""))
+          + (f"; register-file words {s['register_file_words']} in "
+             f"{s['register_file_tiles']} MEM tiles" if s.get("register_file_words") else ""))
     return 0
 
 

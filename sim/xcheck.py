@@ -66,7 +66,7 @@ def app_jobs(app: str, arch: Arch | str = "pub", buffers: list[str] | None = Non
             pts = _points(t2addr(port))
             inputs[port.name] = {int(r[0]): int(v) for r, v in
                                  zip(pts, rng.integers(0, 1 << 16, len(pts)))}
-        streams = run_impl(impl, arch.pub, inputs).streams
+        streams = run_impl(impl, arch.pub, inputs, arch.mem).streams
         for pub in impl.pubs:
             if pub.tiles != 1:
                 continue

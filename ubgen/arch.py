@@ -57,6 +57,18 @@ class PUBParams:
 
 
 @dataclass(frozen=True)
+class MemParams:
+    """The MEM tile's register-file mode (docs/mem_rf.md): the register level of the memory
+    hierarchy (thesis §5.4), banks of at most the shift-register threshold (20 words, §5.1.2)
+    held in registers of a memory tile instead of its SRAM."""
+    rf_words: int = 32            # words of the register file (a power of two)
+
+    @property
+    def rf_addr_width(self) -> int:
+        return _clog2(self.rf_words)
+
+
+@dataclass(frozen=True)
 class DPBufParams:
     """Dual-port SRAM + AddressGenerator baseline buffer (thesis §6.1.1, Fig. 6.1)."""
     word_width: int = 16
@@ -123,6 +135,7 @@ class Arch:
     name: str
     pub: PUBParams
     dpbuf: DPBufParams
+    mem: MemParams
     area: AreaModel
     array: ArrayParams
     glb: GLBParams
@@ -186,6 +199,10 @@ def load_arch(path: str | Path = "pub") -> Arch:
             raise ArchError(f"{source}: {label} must be a power of two, got {n}")
     if pub.sram_read_latency != 1 or dp.read_latency != 1:
         raise ArchError(f"{source}: only SRAM read latency 1 is supported")
+    mem = _section(data, "mem", MemParams, source)
+    if not _is_pow2(mem.rf_words) or mem.rf_words < 2:
+        raise ArchError(f"{source}: mem.rf_words must be a power of two of at least 2, "
+                        f"got {mem.rf_words}")
     area = _section(data, "area", AreaModel, source)
     array = _section(data, "array", ArrayParams, source)
     if array.switch_box not in ("wilton", "disjoint", "imran"):
@@ -195,5 +212,5 @@ def load_arch(path: str | Path = "pub") -> Arch:
     if not _is_pow2(glb.bank_words):
         raise ArchError(f"{source}: glb.bank_words must be a power of two, got {glb.bank_words}")
     schedule = _section(data, "schedule", ScheduleParams, source, allow_zero=True)
-    return Arch(name=p.stem, pub=pub, dpbuf=dp, area=area, array=array, glb=glb,
+    return Arch(name=p.stem, pub=pub, dpbuf=dp, mem=mem, area=area, array=array, glb=glb,
                 schedule=schedule, raw=data)

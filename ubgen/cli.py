@@ -3,7 +3,7 @@
     ubgen verilog --arch pub --out rtl       rtl/pub.v, rtl/dpbuf.v, rtl/{pub,dpbuf}_regmap.json
     ubgen verilog --arch cgra_4x4            the same plus the whole accelerator (cgra_top_<arch>.v,
                                              tile modules, address map, routing graph, regmap)
-    ubgen regmap --arch pub [--block pub|dpbuf|all] [--markdown]
+    ubgen regmap --arch pub [--block pub|dpbuf|mem|all] [--markdown]
     ubgen fpga --target ice40|ecp5 --design pub|dpbuf|pe [--arch pub]
     ubgen graph --arch cgra_4x4 [--out F]     the array's routing-resource graph (JSON)
     ubgen array-regmap --arch cgra_4x4        every tile register with its global address
@@ -23,10 +23,12 @@ from amaranth.back import verilog
 
 from .arch import Arch, ArchError, load_arch
 from .dpbuf import DPBuffer, dpbuf_regmap
+from .mem.spec import mem_regmap, rf_registers
 from .pub import PhysicalUnifiedBuffer, pub_regmap
 from .regmap import RegisterMap
 
-BLOCKS = ("pub", "dpbuf")
+BLOCKS = ("pub", "dpbuf")                  # blocks with Verilog of their own
+REGMAP_BLOCKS = BLOCKS + ("mem",)          # the MEM tile core: the PUB + its register file
 REGMAP_DOC = "docs/regmap.md"
 REGEN_CMD = "python -m ubgen regmap --arch pub --markdown > docs/regmap.md"
 
@@ -37,6 +39,8 @@ class UsageError(ValueError):
 
 def block_regmap(arch: Arch, block: str) -> RegisterMap:
     """The register map of ``block`` for ``arch`` (the same object the RTL is built from)."""
+    if block == "mem":
+        return mem_regmap(arch.pub, arch.mem)
     return pub_regmap(arch.pub) if block == "pub" else dpbuf_regmap(arch.dpbuf)
 
 
@@ -75,6 +79,13 @@ def regmap_markdown(arch: Arch) -> str:
     ]
     for block in BLOCKS:
         parts.append(block_regmap(arch, block).to_markdown())
+    parts += [
+        "The MEM tile core's map (`--block mem`, `ubgen.mem.spec.mem_regmap`) is the `pub` map "
+        "above, window included, followed by the register file's registers "
+        f"(`mem.rf_words` = {arch.mem.rf_words}; docs/mem_rf.md):",
+        "",
+        RegisterMap("mem", rf_registers(arch.pub, arch.mem)).to_markdown(),
+    ]
     return "\n".join(parts)
 
 
@@ -130,7 +141,7 @@ def cmd_regmap(args) -> int:
             sys.stdout.write(block_regmap(arch, args.block).to_markdown())
         return 0
     if args.block == "all":
-        data = {b: block_regmap(arch, b).to_dict() for b in BLOCKS}
+        data = {b: block_regmap(arch, b).to_dict() for b in REGMAP_BLOCKS}
     else:
         data = block_regmap(arch, args.block).to_dict()
     print(json.dumps(data, indent=2))
@@ -165,7 +176,7 @@ def parser() -> argparse.ArgumentParser:
                        description="Print the register map of a block as JSON, or as markdown "
                                    f"(--block all --markdown is {REGMAP_DOC}).")
     r.add_argument("--arch", default="pub", help=arch_help)
-    r.add_argument("--block", choices=BLOCKS + ("all",), default="all",
+    r.add_argument("--block", choices=REGMAP_BLOCKS + ("all",), default="all",
                    help="which block (default: all)")
     r.add_argument("--markdown", action="store_true", help="markdown tables instead of JSON")
     r.set_defaults(func=cmd_regmap)

@@ -184,3 +184,48 @@ class Kernel:
         return order
 
     def __repr__(self): return f"{self.name}({', '.join(f'arg{i}' for i in range(self.n_args))}) = {self.body!r}"
+
+
+def one_bit(e: Expr) -> bool:
+    """``e``'s value is 0 or 1: a 1-bit type or the constant 0 or 1."""
+    return e.type.bits == 1 or isinstance(e, Const) and e.value in (0, 1)
+
+
+def bit_valued(e: Expr) -> bool:
+    """``e`` is computed on the PE's 1-bit network (DESIGN of the PE: comparisons and the 1-bit
+    logic ops drive ``res_p``): a comparison, or a 1-bit ``and``/``or``/``xor`` whose operands
+    are such values or the constants 0 and 1."""
+    if not isinstance(e, Call):
+        return False
+    if e.op in COMPARE_OPS:
+        return True
+    return (e.op in ("and", "or", "xor") and e.type.bits == 1
+            and all(bit_valued(a) or isinstance(a, Const) and a.value in (0, 1)
+                    for a in e.args))
+
+
+def needs_mask(e: Call) -> bool:
+    """A 1-bit result the 16-bit PE op can leave outside 0..1 (the IR truncates it to its type):
+    any op but a comparison, an ``and`` with a 1-bit operand, and an ``or``/``xor``/``select``
+    of 1-bit operands."""
+    if e.type.bits != 1 or e.op in COMPARE_OPS:
+        return False
+    if e.op == "and":
+        return not any(one_bit(a) for a in e.args)
+    if e.op in ("or", "xor"):
+        return not all(one_bit(a) for a in e.args)
+    if e.op == "select":
+        return not all(one_bit(a) for a in e.args[1:])
+    return True
+
+
+def pe_stages(e: Call) -> int:
+    """PE stages a kernel node takes (the latency model of thesis eq. 4.7 in PEs): 1, plus the
+    PEs that bring a ``select``'s condition onto the 1-bit network when it is not computed
+    there (``ne(c, 0)`` for a 1-bit value, ``ne(c & 1, 0)`` otherwise), plus an ``and 1`` for a
+    1-bit result the op can push out of range (:func:`needs_mask`). ``pass`` counts 1 (the
+    backend routes it and needs no more)."""
+    n = 1
+    if e.op == "select" and not bit_valued(e.args[0]):
+        n += 1 if e.args[0].type.bits == 1 else 2
+    return n + needs_mask(e)

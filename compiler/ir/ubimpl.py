@@ -21,8 +21,7 @@ import json
 from dataclasses import dataclass, field
 
 from ubgen.arch import PUBParams
-from ubgen.controller import (ControllerConfig, ControllerLayout, EncodeError,
-                              encode_controller)
+from ubgen.controller import ControllerConfig, EncodeError, encode_controller
 from ubgen.pub import pub_layouts, pub_regmap
 
 
@@ -94,7 +93,9 @@ class RegisterFile:
     controller (DESIGN §4) with a single address generator ``addr`` (the register index):
     ``writes[k]`` captures node ``inputs[k]`` into register ``addr`` at each fire; ``reads[q]``
     drives node ``outputs[q]`` with register ``addr`` at each fire. A read sees the writes of
-    its own cycle (write-through), like a unified-buffer read sees the writes landed by then."""
+    its own cycle (write-through), like a unified-buffer read sees the writes landed by then.
+    The hardware is a MEM tile's register file (docs/mem_rf.md): banks are placed into tiles
+    and encoded with ubgen's layouts by :mod:`compiler.mapping.registers`."""
     name: str
     buffer: str
     words: int
@@ -106,27 +107,6 @@ class RegisterFile:
     @property
     def addr_width(self) -> int:
         return max(1, (self.words - 1).bit_length())
-
-    def layouts(self, params: PUBParams) -> dict[str, ControllerLayout]:
-        """One controller per port: ``write_<k>`` and ``read_<q>``, address generator ``addr``."""
-        w = {"addr": self.addr_width}
-        out = {f"write_{k}": ControllerLayout(f"write_{k}", w, params.controller)
-               for k in range(len(self.inputs))}
-        out.update({f"read_{q}": ControllerLayout(f"read_{q}", w, params.controller)
-                    for q in range(len(self.outputs))})
-        return out
-
-    def registers(self, params: PUBParams) -> dict[str, int]:
-        """Register values of every port controller (``ubgen.controller.encode_controller``)."""
-        cfgs = {f"write_{k}": c for k, c in enumerate(self.writes)}
-        cfgs.update({f"read_{q}": c for q, c in enumerate(self.reads)})
-        regs: dict[str, int] = {}
-        for name, layout in self.layouts(params).items():
-            try:
-                regs.update(encode_controller(cfgs[name], layout))
-            except EncodeError as e:
-                raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
-        return regs
 
     def to_dict(self) -> dict:
         def cfg(c: ControllerConfig) -> dict:

@@ -248,8 +248,10 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
                               + (" (duplicated)" if banking.duplicated else ""))
     blocks = merge_banks(delay_banks + banks, pub.output_ports, pub.input_ports)
     for b in blocks:
-        # §5.4: a bank of at most `threshold` words lives in registers, not in a memory tile
-        rf = register_file(b, ub.name, threshold) if level != "MEM" else None
+        # §5.4: a bank of at most `threshold` words lives in registers (a MEM tile's register
+        # file, so no more words than it has), not in a memory tile's SRAM
+        rf = (register_file(b, ub.name, min(threshold, arch.mem.rf_words)) if level != "MEM"
+              else None)
         if rf is not None:
             impl.register_files.append(rf)
             continue

@@ -10,16 +10,25 @@ own affine controller (DESIGN §4) whose single address generator ``addr`` picks
 
 :func:`register_file` returns ``None`` for a bank above the limit (it stays a memory tile) and
 raises :class:`MappingError` only for a port no controller can drive.
+
+The hardware block is the register file of a MEM tile (docs/mem_rf.md, ``ubgen.mem.spec``):
+:func:`pack_register_files` places banks into tiles (:class:`RFTile`) and
+:func:`rf_tile_registers` encodes one tile with ubgen's exported layouts and register map.
 """
 from __future__ import annotations
 
-from ubgen.controller import AffineMap, ControllerConfig
+from dataclasses import dataclass
 
-from ..ir.ubimpl import RegisterFile
+from ubgen.arch import MemParams, PUBParams
+from ubgen.controller import AffineMap, ControllerConfig, EncodeError, encode_controller
+from ubgen.mem.spec import RF_ENABLE, mem_regmap, rf_layouts
+
+from ..ir.ubimpl import RegisterFile, RegisterWidthError
 from ..ir.ubuf import UnifiedBuffer
-from .common import Affine, Stream, port_stream
+from .common import Affine, MappingError, Stream, port_stream
 from .linearize import box_layout, linear
 from .shift_register import DEFAULT_THRESHOLD
+
 
 def _config(s: Stream, addr: Affine) -> ControllerConfig:
     keep = [d for d, e in enumerate(s.extents) if e > 1] or [0]
@@ -42,3 +51,107 @@ def register_file(bank: UnifiedBuffer, buffer: str,
                         [p.name for p in bank.outputs],
                         [_config(s, linear(s.addr, offsets, lows)) for s in ins],
                         [_config(s, linear(s.addr, offsets, lows)) for s in outs])
+
+
+@dataclass
+class RFTile:
+    """Register-file banks sharing one MEM tile's register file: in order, each bank takes the
+    next ``rf_write`` ports (one per input), the next ``rf_read`` ports (one per output) and the
+    next ``words`` words (its ``base``). Two one-writer one-reader banks: bank ``k`` on
+    ``rf_write_k``/``rf_read_k``, bank 0 at word 0, bank 1 right after it."""
+    banks: list[RegisterFile]
+
+    @property
+    def name(self) -> str:
+        return "+".join(b.name for b in self.banks)
+
+    @property
+    def inputs(self) -> list[str]:
+        """The node feeding ``data_in[p]``."""
+        return [n for b in self.banks for n in b.inputs]
+
+    @property
+    def outputs(self) -> list[str]:
+        """The node of ``data_out[q]``."""
+        return [n for b in self.banks for n in b.outputs]
+
+    @property
+    def bases(self) -> list[int]:
+        out, base = [], 0
+        for b in self.banks:
+            out.append(base)
+            base += b.words
+        return out
+
+
+def _fits(banks: list[RegisterFile], params: PUBParams, mem: MemParams) -> bool:
+    return (sum(b.words for b in banks) <= mem.rf_words
+            and sum(len(b.inputs) for b in banks) <= params.input_ports
+            and sum(len(b.outputs) for b in banks) <= params.output_ports)
+
+
+def rf_tile(banks: list[RegisterFile], params: PUBParams, mem: MemParams) -> RFTile:
+    """The banks in one tile's register file, or a one-line :class:`MappingError` naming the
+    buffer when they need more words or ports than it has."""
+    names = ", ".join(b.name for b in banks)
+    buffer = banks[0].buffer if banks else "?"
+    if not banks or any(not b.inputs or not b.outputs for b in banks):
+        raise MappingError(f"buffer {buffer}: register-file bank(s) {names or '(none)'} need "
+                           f"a writer and a reader each")
+    if not _fits(banks, params, mem):
+        raise MappingError(
+            f"buffer {buffer}: register-file bank(s) {names} need "
+            f"{sum(b.words for b in banks)} words, {sum(len(b.inputs) for b in banks)} write "
+            f"and {sum(len(b.outputs) for b in banks)} read ports; a MEM tile's register file "
+            f"has {mem.rf_words} words, {params.input_ports} write and {params.output_ports} "
+            f"read ports")
+    return RFTile(list(banks))
+
+
+def pack_register_files(rfs: list[RegisterFile], params: PUBParams,
+                        mem: MemParams) -> list[RFTile]:
+    """Place banks into MEM tiles' register files, first fit in order (each bank alone must
+    fit, see :func:`rf_tile`)."""
+    tiles: list[list[RegisterFile]] = []
+    for rf in rfs:
+        rf_tile([rf], params, mem)
+        for t in tiles:
+            if _fits(t + [rf], params, mem):
+                t.append(rf)
+                break
+        else:
+            tiles.append([rf])
+    return [RFTile(t) for t in tiles]
+
+
+def _based(cfg: ControllerConfig, base: int) -> ControllerConfig:
+    a = cfg.addresses["addr"]
+    return ControllerConfig(cfg.extents, cfg.schedule,
+                            {"addr": AffineMap(a.start + base, a.strides)})
+
+
+def rf_tile_registers(tile: RFTile, params: PUBParams, mem: MemParams) -> dict[str, int]:
+    """The MEM tile's register values for ``tile`` (``rf_en`` = 1, every register-file
+    controller; the PUB's registers keep their reset values): each port's affine form, its
+    address moved by the bank's base, encoded by ``ubgen.controller.encode_controller`` for the
+    layouts of ``ubgen.mem.spec.rf_layouts`` and checked against the MEM core's register map.
+    A value that does not fit raises :class:`RegisterWidthError` naming the buffer."""
+    rf_tile(tile.banks, params, mem)
+    writes, reads = [], []
+    for bank, base in zip(tile.banks, tile.bases):
+        writes += [_based(c, base) for c in bank.writes]
+        reads += [_based(c, base) for c in bank.reads]
+    cfgs = {f"rf_write_{p}": c for p, c in enumerate(writes)}
+    cfgs.update({f"rf_read_{q}": c for q, c in enumerate(reads)})
+    buffer = tile.banks[0].buffer
+    regs = {RF_ENABLE: 1}
+    for name, layout in rf_layouts(params, mem).items():
+        try:
+            regs.update(encode_controller(cfgs.get(name, ControllerConfig.disabled()), layout))
+        except EncodeError as e:
+            raise RegisterWidthError(f"buffer {buffer}: {e}") from None
+    try:
+        mem_regmap(params, mem).writes(regs)
+    except ValueError as e:
+        raise RegisterWidthError(f"buffer {buffer}: {e}") from None
+    return regs

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from ..ir.expr import Call, Kernel, Lookup
+from ..ir.expr import Call, Kernel, Lookup, pe_stages
 from ..ir.poly import PolyAccess, PolyOp, PolyProgram
 from ..ir.program import Access, Loop, Op, Program
 from ..schedule.params import HwParams
@@ -31,7 +31,8 @@ def kernel_depth(kernel: Kernel | None, params: HwParams) -> int:
     depth: dict[int, int] = {}
     for n in kernel.nodes():
         if isinstance(n, Call):
-            depth[id(n)] = params.pe_latency + max(depth.get(id(a), 0) for a in n.args)
+            depth[id(n)] = (params.pe_latency * pe_stages(n)
+                            + max(depth.get(id(a), 0) for a in n.args))
         elif isinstance(n, Lookup):
             depth[id(n)] = params.mem_read_latency + depth.get(id(n.index), 0)
         else:

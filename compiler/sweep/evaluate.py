@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .cache import DEFAULT_DIR, ROOT, Cache, code_digest, tool_version
 from .engine import Task, dask_client, run_tasks
-from .point import DEFAULT_ARCH, PES_PENDING
+from .point import DEFAULT_ARCH
 
 OUT = ROOT / "docs" / "evaluation.md"
 IMG = ROOT / "docs" / "img"
@@ -96,9 +96,10 @@ REASONS = {
                         "ratio stages we leave out)",
     ("VII", "mobilenet"): "our layer line-buffers the depthwise input only",
     ("VII", "resnet"): "Table 7.1's 16/16 layer keeps both input-channel blocks live",
-    ("IV", "resnet"): "the 64 weight banks are register files (thesis §5.4), not MEM tiles",
-    ("IV", "resnet 8x8 block"): "the 64 weight banks are register files (thesis §5.4), not MEM "
-                                "tiles; counted as memories the block is 80",
+    ("IV", "resnet"): "the 64 weight banks are register files packed into MEM tiles (thesis "
+                      "§5.4), not a MEM tile each",
+    ("IV", "resnet 8x8 block"): "the 64 weight banks are register files packed into MEM tiles "
+                                "(thesis §5.4); counted one memory each the block is 80",
     ("IV", "unsharp"): "fewer stages than the paper's unsharp (no grayscale / ratio)",
     ("IV", "mobilenet"): "the small layer's weights live in register files",
     ("7.3", "resnet"): "MEM tiles + register-file banks (weights); the thesis counts all 80 as "
@@ -208,9 +209,10 @@ def table_iv(res: dict) -> list[str]:
         rows.append([label, _pes(r), pe, r.get("mems"), mem,
                      _err(r) or _comment("IV", label, r.get("mems"), mem)])
     return (["## Paper Table IV: CGRA resources", "",
-             f"PEs are `{PENDING}` until the netlist stage exists ({PES_PENDING}). MEMs are the "
-             "memory tiles of the buffer mapping (`ubc map`); register files and shift registers "
-             "are not MEM tiles.", ""]
+             "PE and MEM tiles of the netlist (`compiler.backend`, the last stage of "
+             f"`compile_app`; a cell says `{PENDING}` when that stage did not run). The MEM "
+             "tiles include those whose register files hold small banks (thesis §5.4); shift "
+             "registers are routing registers, not tiles.", ""]
             + _table(["app", "PEs (ours)", "PEs (paper)", "MEMs (ours)", "MEMs (paper)",
                       "comment"], rows))
 
@@ -322,8 +324,8 @@ def figure_7_5(res: dict, img: Path, doc_dir: Path) -> list[str]:
              f"arch `{DEFAULT_ARCH}` (384 PE tiles, 128 MEM tiles). The thesis gives the points "
              "as plots only; its text names the unroll a designer would choose (the largest "
              "that fits) and paper Table V gives harris at unroll 1 and 2 (PEs, MEMs, cycles). "
-             "'fits' checks MEMs and global-buffer words only: PEs are pending the netlist "
-             "stage, so no point can be shaded for running out of PEs yet.", ""]
+             "'fits' is the netlist's fit on the array (PE, MEM and IO tiles, GLB banks and "
+             "words, `compiler.pipeline.resources`).", ""]
     img.mkdir(parents=True, exist_ok=True)
     for app, (keys, values) in SWEEPS.items():
         rs = [res[f"fig7.5 {app} {v}"] for v in values]
@@ -339,7 +341,7 @@ def figure_7_5(res: dict, img: Path, doc_dir: Path) -> list[str]:
             label = "x".join([str(v)] * len(keys))
             note = _err(r)
             if not note and r.get("fits") is True and v > choice:
-                note = "the thesis' design runs out here; ours is not checked for PEs yet"
+                note = "the thesis' design runs out here, ours still fits"
             elif not note and r.get("fits") is False:
                 note = "out of " + ", ".join(r.get("out_of") or [])
             rows.append([label, _pes(r), _fmt(r.get("mems")), _fmt(r.get("cycles")),

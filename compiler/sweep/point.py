@@ -15,12 +15,17 @@ the flow and records its figures in ``point.metrics``. What exists today:
   ``mem_sram_words`` (words the memory tiles address), ``controller_pes`` (backends that
   synthesize controllers on PEs), ``backends`` (the memory count of every backend),
   ``register_file_banks`` and ``read_ports`` (read ports of the buffers on the array: the
-  memories of the exhaustive duplication thesis Table 7.8 starts from).
+  memories of the exhaustive duplication thesis Table 7.8 starts from); ``mems`` counts the
+  MEM tiles the register files take too (``register_file_tiles``, ``pub_mems``);
+* ``netlist``: the PE/MEM/IO netlist (``compiler.backend.build.build_netlist``, the last stage
+  of ``compiler.pipeline.compile_app``): ``pes``, ``mems`` (MEM tiles, register files
+  included), ``ios``, ``registers`` (register stages), ``cycles_predicted``; the fit becomes
+  the pipeline's (``compiler.pipeline.resources``).
 
-PEs are reported as ``None`` with the note :data:`PES_PENDING` until a netlist stage exists.
-A later stage (netlist, place and route, simulation) is one more function in :data:`STAGES`
-that reads what the earlier ones left on the :class:`Point` and sets its metrics (``pes``,
-...); :func:`fit` already compares ``pes`` with the array's PE tiles once it is a number.
+Without the netlist stage ``pes`` is ``None`` with the note :data:`PES_PENDING` and ``fits``
+checks what the mapping knows. A later stage (place and route, simulation) is one more function
+in :data:`STAGES` that reads what the earlier ones left on the :class:`Point` and sets its
+metrics.
 
 Options (every other parameter is a size of the application, ``apps/<app>.py``):
 ``arch`` (constraints file name or path; default ``cgra_16x32``, the thesis' 16x32 array),
@@ -47,11 +52,10 @@ from typing import Callable
 from ubgen.arch import Arch, load_arch
 
 DEFAULT_ARCH = "cgra_16x32"
-DEFAULT_STAGES = ("schedule", "map")
-PES_PENDING = "pes: not available until the netlist stage exists"
-FIT_BASIS = ("fits checks the MEM tiles (buffer mapping) and the global-buffer words (input "
-             "and output buffers) against the arch; PEs are not checked until the netlist "
-             "stage exists")
+DEFAULT_STAGES = ("schedule", "map", "netlist")
+PES_PENDING = "pes: not counted: the netlist stage did not run"
+FIT_BASIS = ("without a netlist, fits checks the MEM tiles (buffer mapping) and the "
+             "global-buffer words (input and output buffers) against the arch, not the PEs")
 OPTIONS: dict[str, type] = {"arch": str, "threshold": int, "policy": str, "backend": str,
                             "fetch_width": int}
 POLICIES = ("auto", "stencil", "dnn", "sequential")
@@ -60,7 +64,7 @@ RESULT_KEYS = frozenset({
     "app", "stages", "status", "error", "error_kind", "pes", "mems", "sram_words", "cycles",
     "cycles_sequential", "sram_words_sequential", "policy", "registers", "register_file_words",
     "mem_sram_words", "controller_pes", "glb_words", "backends", "read_ports",
-    "register_file_banks", "fits", "out_of", "fit", "seconds",
+    "register_file_banks", "pub_mems", "register_file_tiles", "ios", "cycles_predicted", "fits", "out_of", "fit", "seconds",
     "notes", "code", "cached", "key", "refused"})
 
 
@@ -82,6 +86,8 @@ class Point:
     schedule: object = None          # compiler.schedule.report.ScheduleResult
     impls: dict | None = None        # buffer name -> compiler.ir.ubimpl.UBImpl
     refused: dict | None = None      # buffer name -> one-line reason
+    netlist: object = None           # compiler.backend.netlist.Netlist
+    resources: dict | None = None    # compiler.pipeline.resources of the netlist
     metrics: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -183,10 +189,15 @@ def stage_map(pt: Point) -> None:
     from ..mapping.map_buffer import map_buffers
     if pt.schedule is None:
         raise PointError("the map stage needs the schedule stage")
-    pt.impls, pt.refused = map_buffers(pt.schedule.buffers, pt.arch, pt.threshold)
+    from ..pipeline import _levels
+    pt.impls, pt.refused = map_buffers(pt.schedule.buffers, pt.arch, pt.threshold,
+                                       _levels(pt.program))
     rep = map_report(pt.app, pt.impls, pt.refused, pt.backend, pt.arch)
     on_array = [n for n, impl in pt.impls.items() if impl.level != "GLB"]
-    pt.metrics.update(mems=rep["backend"]["mems"], registers=rep["registers"],
+    pt.metrics.update(mems=rep["backend"]["mems"] + rep["register_file_tiles"],
+                      pub_mems=rep["backend"]["mems"],
+                      register_file_tiles=rep["register_file_tiles"],
+                      registers=rep["registers"],
                       register_file_words=rep["register_file_words"],
                       register_file_banks=sum(len(pt.impls[n].register_files) for n in on_array),
                       mem_sram_words=sum(rep["sram_words_per_mem"]),
@@ -205,12 +216,29 @@ class MappingRefused(ValueError):
     """A buffer the mapping passes refuse (the point is reported, not raised)."""
 
 
+def stage_netlist(pt: Point) -> None:
+    """The PE/MEM/IO netlist (``compiler.backend.build``, the last stage of
+    ``compiler.pipeline.compile_app``): ``pes``, ``mems`` and ``ios`` are its tiles, and the fit
+    is the pipeline's (PE, MEM, IO tiles, GLB banks, GLB words per bank)."""
+    from ..backend.build import build_netlist
+    from ..pipeline import resources
+    if pt.impls is None:
+        raise PointError("the netlist stage needs the map stage")
+    sched = pt.schedule
+    pt.netlist = build_netlist(sched.program, sched.optimized, sched.buffers, pt.impls, pt.arch)
+    net = pt.netlist
+    pt.metrics.update(pes=net.count("pe"), mems=net.count("mem"), ios=net.count("io"),
+                      registers=net.register_stages(), cycles_predicted=net.cycles_predicted)
+    pt.resources = resources(net, pt.arch)
+
+
 # The stages a point can run, in flow order. A new stage is one entry here: a function of the
 # Point that reads what earlier stages left (pt.program, pt.schedule, pt.impls, ...) and sets
 # pt.metrics (e.g. "pes" from the netlist; place-and-route and simulation figures).
 STAGES: dict[str, Callable[[Point], None]] = {
     "schedule": stage_schedule,
     "map": stage_map,
+    "netlist": stage_netlist,
 }
 
 
@@ -226,13 +254,19 @@ def glb_words(program) -> int:
     return total
 
 
-def fit(arch: Arch, metrics: dict) -> dict:
+def fit(arch: Arch, metrics: dict, resources: dict | None = None) -> dict:
     """Resources used against what the array has: ``{resource: {used, available}}``, with
     ``fits`` (``None`` when the constraints file describes no array or nothing was measured)
-    and ``out_of`` (the resources that ran out)."""
+    and ``out_of`` (the resources that ran out). With a netlist, ``resources`` is the
+    pipeline's (``compiler.pipeline.resources``: PE, MEM, IO tiles, GLB banks and words);
+    without one, the MEM tiles of the mapping and the GLB words are checked."""
     if "array" not in arch.raw:
         return {"fits": None, "out_of": None,
                 "fit": {"note": f"arch {arch.name} describes no array ([array] section)"}}
+    if resources is not None:
+        out_of = [k for k, (need, have) in resources.items() if need > have]
+        return {"fits": not out_of, "out_of": out_of or None,
+                "fit": {k: {"used": n, "available": h} for k, (n, h) in resources.items()}}
     tiles = arch.array.tile_counts()
     table = {"pes": (metrics.get("pes"), tiles["pe"]), "mems": (metrics.get("mems"), tiles["mem"])}
     if "glb" in arch.raw:
@@ -286,7 +320,7 @@ def evaluate_point(app: str, params: dict, stages: tuple[str, ...] | list[str] =
             result["traceback"] = traceback.format_exc(limit=-3)
             return _failed(result, name, e, "internal")
         _record(result, pt, name, time.perf_counter() - t0)
-    result.update(fit(pt.arch, pt.metrics))
+    result.update(fit(pt.arch, pt.metrics, pt.resources))
     if result["fits"] is False:
         result["status"] = "does-not-fit"
     return result
@@ -295,11 +329,8 @@ def evaluate_point(app: str, params: dict, stages: tuple[str, ...] | list[str] =
 def _record(result: dict, pt: Point, stage: str, seconds: float) -> None:
     result["seconds"][stage] = round(seconds, 3)
     result.update(pt.metrics)
-    if result.get("pes") is None and PES_PENDING not in pt.notes:
-        pt.notes.append(PES_PENDING)
-    if "netlist" not in result["stages"] and FIT_BASIS not in pt.notes:
-        pt.notes.append(FIT_BASIS)
-    result["notes"] = list(pt.notes)
+    result["notes"] = list(pt.notes) + ([PES_PENDING, FIT_BASIS] if result.get("pes") is None
+                                         else [])
 
 
 def _failed(result: dict, stage: str, e: BaseException, kind: str) -> dict:

@@ -45,8 +45,8 @@ def test_local_cluster_matches_in_process(client, tmp_path):
     for r in serial:
         assert r["status"] == "ok" and r["error"] is None and r["fits"] is True
         assert r["cycles"] > 0 and r["sram_words"] > 0 and r["mems"] is not None
-        assert r["pes"] is None and PES_PENDING in r["notes"]
-        assert set(r["seconds"]) == {"schedule", "map"}
+        assert r["pes"] > 0 and PES_PENDING not in r["notes"]
+        assert set(r["seconds"]) == {"schedule", "map", "netlist"}
     assert serial[1]["cycles"] < serial[0]["cycles"]        # two pixels per cycle
 
 
@@ -71,8 +71,9 @@ def test_failing_points_are_reported_not_raised(client, tmp_path):
     assert refused["status"] == "error" and refused["error"].startswith("schedule: gaussian: ")
     assert "unroll=0" in refused["error"] and "\n" not in refused["error"]
     assert no_fit["status"] == "does-not-fit" and no_fit["fits"] is False
-    assert no_fit["out_of"] == ["mems"] and no_fit["error"] is None
-    assert no_fit["fit"]["mems"] == {"used": 5, "available": 4}
+    assert no_fit["out_of"] == ["PE tiles", "MEM tiles"] and no_fit["error"] is None
+    assert no_fit["fit"]["MEM tiles"] == {"used": 5, "available": 4}
+    assert no_fit["fit"]["PE tiles"]["available"] == 12 < no_fit["pes"]
     assert fine["status"] == "ok" and fine["fits"] is True
     assert cache.stores == 3          # the app's refusal is deterministic: cached too
 
@@ -151,6 +152,14 @@ def test_fit_against_the_array():
     assert over["fits"] is False and over["out_of"] == ["pes", "mems", "glb_words"]
     assert fit(load_arch("pub"), {"mems": 1})["fits"] is None          # no [array] section
     assert fit(arch, {})["fits"] is None
+    net = fit(arch, {"mems": 1}, {"PE tiles": (400, 384), "MEM tiles": (1, 128)})
+    assert net["fits"] is False and net["out_of"] == ["PE tiles"]
+
+
+def test_without_the_netlist_stage_pes_are_pending():
+    r = evaluate_point("gaussian", SMALL, ("schedule", "map"))
+    assert r["status"] == "ok" and r["pes"] is None and PES_PENDING in r["notes"]
+    assert r["fits"] is True and r["fit"]["pes"]["used"] is None      # mapping-based check
 
 
 def test_cli_json_plot_and_errors(tmp_path, capsys):
@@ -166,7 +175,7 @@ def test_cli_json_plot_and_errors(tmp_path, capsys):
     assert plot.read_bytes()[:4] == b"\x89PNG"
     assert main(args) == 0
     text = capsys.readouterr().out
-    assert "pending" in text and "2 points: 0 from the cache, 2 computed" in text
+    assert "2 points: 0 from the cache, 2 computed" in text
     for bad, needle in ((["--param", "unroll"], "NAME=V1,V2"),
                         (["--param", "unrol=1"], "no size 'unrol'"),
                         (["--param", "arch=cgra_1x1"], "constraints file not found"),

@@ -80,7 +80,8 @@ class TileSpec:
     def core_span(self) -> int:
         """Offsets taken by the core (registers and windows); the interconnect follows."""
         rm = self.core_regmap
-        return max([len(rm.registers)] + [w.offset + w.size for w in rm.windows])
+        return max([0] + [r.offset + 1 for r in rm.registers]
+                   + [w.offset + w.size for w in rm.windows])
 
     @cached_property
     def interconnect_regmap(self) -> RegisterMap:

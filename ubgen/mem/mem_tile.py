@@ -8,20 +8,30 @@ routed from the previous tile of a chain); ``out_data_out<q>`` (16) / ``out_vali
 <- PUB ``data_out[q]`` / ``valid_out[q]``. Not routed: ``error`` (the PUB's sticky SRAM
 conflict flag, ORed into the array's ``error``), ``run``, ``stall`` and ``cfg``.
 
-The core's register map is the PUB's (:func:`ubgen.pub.pub.pub_regmap`, its ``sram`` window
-included); ``cfg.rdata`` is combinational. Timing is the PUB's: every controller counts the
-tile's own unstalled cycles (``run``/``stall`` are the array's broadcast, so all MEM and IO
-tiles stay in lockstep).
+Register-file mode (docs/mem_rf.md): :class:`~ubgen.mem.register_file.MemRegisterFile` sits
+beside the PUB on the same routed ports. With its ``rf_en`` = 1, ``out_data_out<q>`` /
+``out_valid_out<q>`` are the register file's and ``in_data_in<p>`` feed its write ports (the
+chain ports are unused); with ``rf_en`` = 0 (the reset value) they are the PUB's, exactly as
+without the register file. ``error`` is the PUB's flag ORed with the register file's.
+
+The core's register map (:func:`ubgen.mem.spec.mem_regmap`) is the PUB's
+(:func:`ubgen.pub.pub.pub_regmap`, its ``sram`` window included) followed by the register
+file's at :func:`~ubgen.mem.spec.rf_base`; the core decodes that range and passes every other
+address to the PUB. ``cfg.rdata`` is combinational. Timing is the PUB's: every controller
+counts the tile's own unstalled cycles (the PUB's ``cycle_count``; ``run``/``stall`` are the
+array's broadcast, so all MEM and IO tiles stay in lockstep).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..arch import Arch, PUBParams
+from ..arch import Arch, MemParams, PUBParams
 from ..config import config_bus_signature
-from ..pub.pub import PhysicalUnifiedBuffer, pub_regmap
+from ..pub.pub import PhysicalUnifiedBuffer
+from .register_file import MemRegisterFile
+from .spec import mem_regmap, rf_base
 
 
 def mem_ports(params: PUBParams) -> dict[str, tuple[str, int]]:
@@ -35,15 +45,16 @@ def mem_ports(params: PUBParams) -> dict[str, tuple[str, int]]:
 
 
 class MemCore(wiring.Component):
-    """The MEM tile core. ``MemCore(arch)`` (or a :class:`PUBParams`)."""
+    """The MEM tile core. ``MemCore(arch)`` (or a :class:`PUBParams` and a :class:`MemParams`)."""
 
     PORTS = mem_ports(PUBParams())
 
-    def __init__(self, arch: Arch | PUBParams):
+    def __init__(self, arch: Arch | PUBParams, mem: MemParams | None = None):
         params = arch.pub if isinstance(arch, Arch) else arch
         self.params = params
+        self.mem = mem or (arch.mem if isinstance(arch, Arch) else MemParams())
         self.PORTS = mem_ports(params)
-        self.regmap = pub_regmap(params)
+        self.regmap = mem_regmap(params, self.mem)
         members = {"cfg": In(config_bus_signature(self.regmap.addr_width)), "run": In(1),
                    "stall": In(1), "error": Out(1)}
         for name, (direction, width) in self.PORTS.items():
@@ -53,19 +64,34 @@ class MemCore(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         pub = m.submodules.pub = PhysicalUnifiedBuffer(self.params)
+        rf = m.submodules.rf = MemRegisterFile(self.params, self.mem)
         prm = self.params
+
+        # configuration decode: the register file's range, every other address to the PUB
+        addr, base = self.cfg.addr, rf_base(self.params, self.mem)
+        pub_aw = len(pub.cfg_addr)
+        to_rf = (addr >= base) & (addr < base + len(rf.regmap.registers))
+        to_pub = ~to_rf & (addr < (1 << pub_aw))
         m.d.comb += [
-            pub.cfg_addr.eq(self.cfg.addr), pub.cfg_wdata.eq(self.cfg.wdata),
-            pub.cfg_we.eq(self.cfg.we), self.cfg.rdata.eq(pub.cfg_rdata),
-            pub.run.eq(self.run), pub.stall.eq(self.stall), self.error.eq(pub.error),
+            pub.cfg_addr.eq(addr[:pub_aw]), pub.cfg_wdata.eq(self.cfg.wdata),
+            pub.cfg_we.eq(self.cfg.we & to_pub),
+            rf.cfg_addr.eq(addr - base), rf.cfg_wdata.eq(self.cfg.wdata),
+            rf.cfg_we.eq(self.cfg.we & to_rf),
+            self.cfg.rdata.eq(Mux(to_rf, rf.cfg_rdata, Mux(to_pub, pub.cfg_rdata, 0))),
+            pub.run.eq(self.run), pub.stall.eq(self.stall),
+            rf.run.eq(self.run), rf.stall.eq(self.stall), rf.cycle.eq(pub.cycle_count),
+            self.error.eq(pub.error | rf.error),
         ]
         for p in range(prm.input_ports):
-            m.d.comb += pub.data_in[p].eq(getattr(self, f"in_data_in{p}"))
+            data_in = getattr(self, f"in_data_in{p}")
+            m.d.comb += [pub.data_in[p].eq(data_in), rf.data_in[p].eq(data_in)]
         for q in range(prm.output_ports):
             m.d.comb += [
                 pub.chain_in_data[q].eq(getattr(self, f"in_chain_in{q}")),
                 pub.chain_in_valid[q].eq(getattr(self, f"in_chain_valid_in{q}")),
-                getattr(self, f"out_data_out{q}").eq(pub.data_out[q]),
-                getattr(self, f"out_valid_out{q}").eq(pub.valid_out[q]),
+                getattr(self, f"out_data_out{q}").eq(
+                    Mux(rf.enabled, rf.data_out[q], pub.data_out[q])),
+                getattr(self, f"out_valid_out{q}").eq(
+                    Mux(rf.enabled, rf.valid_out[q], pub.valid_out[q])),
             ]
         return m

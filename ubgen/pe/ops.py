@@ -92,37 +92,57 @@ def _s(x: int) -> int:
     return x - (1 << WORD_BITS) if x & (1 << (WORD_BITS - 1)) else x
 
 
+_COMPARE_FNS = {
+    Op.EQ: lambda a, b: a == b, Op.NE: lambda a, b: a != b,
+    Op.SLT: lambda a, b: _s(a) < _s(b), Op.SLE: lambda a, b: _s(a) <= _s(b),
+    Op.SGT: lambda a, b: _s(a) > _s(b), Op.SGE: lambda a, b: _s(a) >= _s(b),
+    Op.ULT: lambda a, b: a < b, Op.ULE: lambda a, b: a <= b,
+    Op.UGT: lambda a, b: a > b, Op.UGE: lambda a, b: a >= b,
+}
+_BIT_FNS = {
+    Op.BAND: lambda b0, b1, b2, lut: b0 & b1, Op.BOR: lambda b0, b1, b2, lut: b0 | b1,
+    Op.BXOR: lambda b0, b1, b2, lut: b0 ^ b1, Op.BNOT: lambda b0, b1, b2, lut: 1 - b0,
+    Op.LUT3: lambda b0, b1, b2, lut: (lut >> (b0 | b1 << 1 | b2 << 2)) & 1,
+}
+_WORD_FNS = {
+    Op.PASS: lambda a, b, c, b0: a, Op.ADD: lambda a, b, c, b0: a + b,
+    Op.SUB: lambda a, b, c, b0: a - b, Op.MUL: lambda a, b, c, b0: a * b,
+    Op.MAC: lambda a, b, c, b0: a * b + c,
+    Op.SHL: lambda a, b, c, b0: a << (b & 15), Op.LSHR: lambda a, b, c, b0: a >> (b & 15),
+    Op.ASHR: lambda a, b, c, b0: _s(a) >> (b & 15),
+    Op.AND: lambda a, b, c, b0: a & b, Op.OR: lambda a, b, c, b0: a | b,
+    Op.XOR: lambda a, b, c, b0: a ^ b,
+    Op.SMIN: lambda a, b, c, b0: min(_s(a), _s(b)), Op.SMAX: lambda a, b, c, b0: max(_s(a), _s(b)),
+    Op.UMIN: lambda a, b, c, b0: min(a, b), Op.UMAX: lambda a, b, c, b0: max(a, b),
+    Op.ABS: lambda a, b, c, b0: abs(_s(a)), Op.ABSDIFF: lambda a, b, c, b0: abs(_s(a) - _s(b)),
+    Op.UABSDIFF: lambda a, b, c, b0: abs(a - b), Op.SEL: lambda a, b, c, b0: a if b0 else b,
+}
+
+
 def pe_reference(op: Op, a: int, b: int, c: int, bits: tuple[int, int, int] = (0, 0, 0), *,
                  lut: int = 0, count: int = 0) -> tuple[int, int]:
     """``(res, res_p)`` of ``op`` on words ``a, b, c`` and ``bits`` (see the module docstring).
 
     For COUNTER, ``count`` is the counter's current state; :func:`counter_next` gives the next.
     """
-    op = Op(op)
+    if op.__class__ is not Op:
+        op = Op(op)
     a, b, c = a & WORD_MASK, b & WORD_MASK, c & WORD_MASK
-    b0, b1, b2 = (x & 1 for x in bits)
-    if op in _COMPARE:
-        p = {Op.EQ: a == b, Op.NE: a != b, Op.SLT: _s(a) < _s(b), Op.SLE: _s(a) <= _s(b),
-             Op.SGT: _s(a) > _s(b), Op.SGE: _s(a) >= _s(b), Op.ULT: a < b, Op.ULE: a <= b,
-             Op.UGT: a > b, Op.UGE: a >= b}[op]
-        return int(p), int(p)
-    if op in _BITLOGIC:
-        p = {Op.BAND: b0 & b1, Op.BOR: b0 | b1, Op.BXOR: b0 ^ b1, Op.BNOT: 1 - b0,
-             Op.LUT3: (lut >> (b0 | b1 << 1 | b2 << 2)) & 1}[op]
+    b0, b1, b2 = bits[0] & 1, bits[1] & 1, bits[2] & 1
+    fn = _WORD_FNS.get(op)
+    if fn is not None:
+        return fn(a, b, c, b0) & WORD_MASK, b0 if op is Op.PASS else 0
+    fn = _COMPARE_FNS.get(op)
+    if fn is not None:
+        p = int(fn(a, b))
         return p, p
-    if op is Op.COUNTER:
-        wrap = int(bool(b0) and count == (a - 1) & WORD_MASK)
-        return count & WORD_MASK, wrap
-    sh = b & 15
-    res = {
-        Op.PASS: a, Op.ADD: a + b, Op.SUB: a - b, Op.MUL: a * b, Op.MAC: a * b + c,
-        Op.SHL: a << sh, Op.LSHR: a >> sh, Op.ASHR: _s(a) >> sh,
-        Op.AND: a & b, Op.OR: a | b, Op.XOR: a ^ b,
-        Op.SMIN: min(_s(a), _s(b)), Op.SMAX: max(_s(a), _s(b)), Op.UMIN: min(a, b),
-        Op.UMAX: max(a, b), Op.ABS: abs(_s(a)), Op.ABSDIFF: abs(_s(a) - _s(b)),
-        Op.UABSDIFF: abs(a - b), Op.SEL: a if b0 else b,
-    }[op]
-    return res & WORD_MASK, b0 if op is Op.PASS else 0
+    fn = _BIT_FNS.get(op)
+    if fn is not None:
+        p = fn(b0, b1, b2, lut)
+        return p, p
+    # COUNTER
+    wrap = int(bool(b0) and count == (a - 1) & WORD_MASK)
+    return count & WORD_MASK, wrap
 
 
 def counter_next(count: int, a: int, bits: tuple[int, int, int]) -> int:

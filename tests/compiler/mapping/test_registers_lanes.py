@@ -9,9 +9,9 @@ from compiler.mapping.banking import choose_banking
 from compiler.mapping.common import MappingError
 from compiler.mapping.lane_banking import choose_lane_banking, lane_factors, lanes
 from compiler.mapping.map_buffer import map_buffer
-from compiler.mapping.registers import register_file
-from compiler.model import check_buffer, simulate_register_file
-from ubgen.arch import PUBParams
+from compiler.mapping.registers import RFTile, register_file, rf_tile_registers
+from compiler.model import check_buffer, simulate_rf_tile
+from ubgen.arch import MemParams, PUBParams
 from ubgen.controller import AffineMap, ControllerConfig
 
 from .fixtures import port
@@ -63,7 +63,8 @@ def test_register_file_model_write_through_and_conflict():
     r0 = ControllerConfig((5,), AffineMap(2, (1,)), {"addr": AffineMap(1, (0,))})
     r1 = ControllerConfig((1,), AffineMap(3, (1,)), {"addr": AffineMap(0, (0,))})
     rf = RegisterFile("rf", "b", 2, ["a", "b"], ["x", "y"], [w0, w1], [r0, r1])
-    run = simulate_register_file(rf, PUBParams(), [{2: 7, 5: 8}, {5: 9}])
+    regs = rf_tile_registers(RFTile([rf]), PUBParams(), MemParams())
+    run = simulate_rf_tile(regs, PUBParams(), MemParams(), [{2: 7, 5: 8}, {5: 9}])
     assert run.outputs[0] == {2: 7, 3: 7, 4: 7, 5: 9, 6: 9}
     assert run.outputs[1] == {3: None}
     assert run.conflicts == [5]
@@ -122,4 +123,5 @@ def test_map_report_counts_register_file_words():
     from ubgen.arch import load_arch
     rep = map_report("w", {"w": map_buffer(weights())}, {}, "pub", load_arch("pub"))
     assert rep["mems"] == 0 and rep["register_file_words"] == 4
+    assert rep["register_file_tiles"] == 2          # two one-word banks per tile (its ports)
     assert rep["buffers"][0]["level"] == "REG"

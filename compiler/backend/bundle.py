@@ -1,0 +1,54 @@
+"""The end-to-end bundle: everything a host needs to run one placed and routed application on
+``cgra_top`` and check it (docs/simulation.md), as one JSON object:
+
+``{"app", "arch", "bitstream": [[byte_address, value], ...], "glb_inputs": [[glb_word, value],
+...], "glb_outputs": [[glb_word, expected], ...], "cycles_predicted", "done_cycle",
+"output_writes"}``
+
+``glb_word`` is ``bank * bank_words + offset`` (the host's GLB address ``0x1000_0000 + 4 *
+glb_word``): each IO stream's words sit in the bank of the column placement gave its IO tile,
+at its GLB layout (:mod:`.glb`). The expected outputs are the golden interpreter's, at the words
+the host reads back; ``cycles_predicted`` is the schedule's completion (the unstalled cycle of
+the last GLB write), ``done_cycle`` one past it, ``output_writes`` the number of ``f2glb``
+fires. The testbench consumes it and re-derives nothing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .glb import input_words, output_places, output_writes
+from .netlist import NetlistError
+
+
+def make_bundle(result, pnr, seed: int = 0) -> dict:
+    """The bundle of a :class:`compiler.pipeline.CompileResult` placed and routed as ``pnr``
+    (its ``bitstream`` and ``io_banks()``), with the app's inputs for ``seed``."""
+    from ..interp import run as interp
+    from ..pipeline import app_inputs
+    net, arch = result.netlist, result.arch
+    bank_words = arch.glb.bank_words
+    banks = {n: b["bank"] for n, b in pnr.io_banks().items()}
+
+    def word(node: str, offset: int) -> int:
+        return banks[node] * bank_words + offset
+
+    inputs = app_inputs(result, seed)
+    loads: dict[int, int] = {}
+    for node, words in input_words(net, inputs).items():
+        for off, v in words.items():
+            w = word(node, off)
+            if loads.setdefault(w, v) != v:
+                raise NetlistError(f"GLB word {w} holds two different input words "
+                                   f"(IO tiles share a bank)")
+    golden = interp(result.program, inputs)
+    expected = []
+    for buffer, places in sorted(output_places(net, arch).items()):
+        arr = np.asarray(golden[buffer]).astype(np.int64) & 0xFFFF
+        expected += [[word(n, off), int(arr[e])] for e, (n, off) in sorted(places.items())]
+    return {"app": result.app, "arch": arch.name,
+            "bitstream": pnr.bitstream.to_list(),
+            "glb_inputs": sorted([w, v] for w, v in loads.items()),
+            "glb_outputs": sorted(expected),
+            "cycles_predicted": net.cycles_predicted,
+            "done_cycle": net.cycles_predicted + 1,
+            "output_writes": output_writes(net, arch)}

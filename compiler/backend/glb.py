@@ -1,0 +1,75 @@
+"""The global buffer as the host sees it (docs/top.md): which words the host loads before a
+run and where it reads each output element after it, from the netlist's IO streams.
+
+Each IO node's stream lives in its own bank (placement gives the bank: the IO tile's column
+modulo the banks) at the node's :class:`~.netlist.GLBLayout`. An output element written by
+several streams (an accumulator drained more than once, an output split over banks) is read
+where its last write lands: the write times come from the ``f2glb`` controllers' registers
+(``compiler.model.decode_arrays``), as the hardware replays them.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ubgen.arch import Arch
+from ubgen.io.io_tile import io_layouts
+
+from ..model import decode_arrays
+from .netlist import GLBLayout, Netlist, NetlistError
+
+
+def io_fires(net: Netlist, arch: Arch, node: str) -> list[tuple[int, int]]:
+    """``(cycle, offset)`` of every fire of IO node ``node``'s stream."""
+    d = net.graph.nodes[node]
+    cycles, addrs = decode_arrays(d["config"], io_layouts(arch)[d["stream"]])
+    return list(zip(cycles.tolist(), addrs["addr"].tolist()))
+
+
+def input_words(net: Netlist, inputs: dict[str, np.ndarray]) -> dict[str, dict[int, int]]:
+    """Per ``glb2f`` IO node, the words of its bank the host loads: the input buffer's elements
+    at the stream's layout, as 16-bit words."""
+    banks = {}
+    for n, d in net.graph.nodes(data=True):
+        if d["kind"] != "io" or d["stream"] != "glb2f":
+            continue
+        lay = GLBLayout.from_dict(d["glb"])
+        if lay.buffer not in inputs:
+            raise NetlistError(f"no input array for buffer {lay.buffer}")
+        arr = np.asarray(inputs[lay.buffer]).astype(np.int64) & 0xFFFF
+        banks[n] = {lay.offset(i): int(arr[i]) for i in lay.elements()}
+    return banks
+
+
+def output_places(net: Netlist, arch: Arch) -> dict[str, dict[tuple, tuple[str, int]]]:
+    """``{output buffer: {element: (IO node, offset)}}``: where each output element's last
+    write lands."""
+    latest: dict[str, dict[tuple, tuple[int, str, int]]] = {}
+    for n, d in sorted(net.graph.nodes(data=True)):
+        if d["kind"] != "io" or d["stream"] != "f2glb":
+            continue
+        lay = GLBLayout.from_dict(d["glb"])
+        elems = _elements(lay)
+        place = latest.setdefault(lay.buffer, {})
+        for c, off in io_fires(net, arch, n):
+            e = elems.get(off)
+            if e is not None and (e not in place or place[e][0] < c):
+                place[e] = (c, n, off)
+    return {b: {e: (n, off) for e, (_c, n, off) in p.items()} for b, p in latest.items()}
+
+
+def _elements(lay: GLBLayout) -> dict[int, tuple]:
+    return _elements_cached(lay.buffer, lay.lows, lay.steps, lay.extents, lay.base)
+
+
+@lru_cache(maxsize=64)
+def _elements_cached(buffer, lows, steps, extents, base) -> dict[int, tuple]:
+    lay = GLBLayout(buffer, lows, steps, extents, base)
+    return {lay.offset(i): i for i in lay.elements()}
+
+
+def output_writes(net: Netlist, arch: Arch) -> int:
+    """How many GLB writes the array performs (every ``f2glb`` fire)."""
+    return sum(len(io_fires(net, arch, n)) for n in net.nodes("io")
+               if net.graph.nodes[n]["stream"] == "f2glb")

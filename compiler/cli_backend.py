@@ -1,0 +1,158 @@
+"""``ubc compile`` and ``ubc netlist``: the whole compiler path of an app (compiler.pipeline).
+
+    ubc compile APP [--arch A] [--size K=V ...] [--dump DIR] [--json]
+    ubc netlist APP [--arch A] [--size K=V ...] [--json] [--dot FILE] [--no-model] [--seed N]
+
+``compile`` runs every stage and reports counts and per-stage seconds; ``--dump DIR`` writes
+every IR (Program, PolyProgram, schedules, unified buffers, UBImpls, netlist, report).
+``netlist`` prints the netlist (``--json``: one JSON object with its counts, whether it fits the
+arch, the predicted cycles and the netlist model's verdict, which runs the netlist on the app's
+inputs against the golden interpreter). The netlist and its model do not need the app to fit the
+arch; ``--arch`` defaults to the largest shipped array.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .pipeline import DEFAULT_ARCH, CompileResult, check_result, compile_app
+
+
+def _dump(result: CompileResult, directory: str) -> None:
+    """Every IR of ``result`` into ``directory`` (all or nothing)."""
+    s = result.scheduled
+    target = Path(directory)
+    tmp = Path(tempfile.mkdtemp(prefix=".ubc-", dir=target.parent))
+    files = {
+        "program.json": result.program.to_json(indent=1),
+        "program.txt": str(result.program) + "\n",
+        "program_balanced.txt": str(s.program) + "\n",
+        "poly.json": json.dumps(s.poly.to_dict(), indent=1),
+        "poly.isl": s.poly.to_isl(),
+        "dependences.json": json.dumps([d.to_dict() for d in s.deps], indent=1),
+        "schedule_sequential.json": s.sequential.to_json(indent=1),
+        "schedule.json": s.optimized.to_json(indent=1),
+        "schedule.isl": s.optimized.to_isl(),
+        "buffers.json": json.dumps([b.to_dict() for b in s.buffers.values()], indent=1),
+        "buffers.isl": "\n".join(b.to_isl() for b in s.buffers.values()),
+        "ubimpls.json": json.dumps([i.to_dict() for i in result.impls.values()], indent=1),
+        "netlist.json": result.netlist.to_json(indent=1),
+        "netlist.txt": str(result.netlist) + "\n",
+        "netlist.dot": netlist_dot(result.netlist),
+        "report.json": json.dumps(result.report, indent=1),
+    }
+    try:
+        for name, text in files.items():
+            (tmp / name).write_text(text)
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def netlist_dot(net) -> str:
+    """The netlist in Graphviz DOT: PEs as boxes, MEMs as cylinders, IOs as ellipses; edges
+    labelled with their latency when it is not 0, 1-bit edges dashed."""
+    shape = {"pe": "box", "mem": "cylinder", "io": "ellipse"}
+    lines = [f'digraph "{net.app}" {{', "  rankdir=LR;", "  node [fontsize=10];"]
+    for n, d in sorted(net.graph.nodes(data=True)):
+        lines.append(f'  "{n}" [shape={shape[d["kind"]]}, label="{d["label"]}"];')
+    for u, v, d in sorted(net.graph.edges(data=True), key=lambda e: (e[0], e[1],
+                                                                        e[2]["dst_port"])):
+        attrs = [f'label="{d["latency"]}"'] if d["latency"] else []
+        if d["width"] == 1:
+            attrs.append("style=dashed")
+        lines.append(f'  "{u}" -> "{v}"' + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+    return "\n".join(lines + ["}"]) + "\n"
+
+
+def _write(path: str, text: str) -> None:
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".ubc-")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, target)
+
+
+def _check_dir(path: str | None) -> None:
+    if path and not Path(path).resolve().parent.is_dir():
+        raise ValueError(f"cannot write {path}: directory {Path(path).parent} does not exist")
+
+
+def _compile(args) -> CompileResult:
+    from .cli import _sizes
+    return compile_app(args.app, args.arch, _sizes(args.size))
+
+
+def cmd_compile(args) -> int:
+    _check_dir(args.dump)
+    result = _compile(args)
+    if args.dump:
+        _dump(result, args.dump)
+    rep = result.report
+    if args.json:
+        print(json.dumps(rep))
+        return 0
+    print(f"{rep['app']} on {rep['arch']}: {rep['pes']} PEs, {rep['mems']} MEMs, {rep['ios']} "
+          f"IOs, {rep['registers']} register stages; {rep['cycles_predicted']} cycles; "
+          + ("fits" if rep["fits"] else f"does not fit: {rep['misfit']}"))
+    print("  " + ", ".join(f"{k} {v:.2f} s" for k, v in rep["seconds"].items()))
+    if args.dump:
+        print(f"  every stage written to {args.dump}/")
+    return 0
+
+
+def cmd_netlist(args) -> int:
+    _check_dir(args.dot)
+    result = _compile(args)
+    rep = result.report
+    out = {k: rep[k] for k in ("app", "arch", "pes", "mems", "ios", "registers", "fits",
+                               "misfit", "cycles_predicted")}
+    check = None
+    if not args.no_model:
+        check = check_result(result, args.seed)
+    out.update(cycles_netlist=check.cycles_netlist if check else None,
+               netlist_model=("pass" if check.ok else "fail") if check else "skipped",
+               model_detail=check.summary() if check else None,
+               compile_seconds=rep["compile_seconds"],
+               model_seconds=round(check.seconds, 3) if check else None)
+    if args.dot:
+        _write(args.dot, netlist_dot(result.netlist))
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(result.netlist)
+        print(f"\nnetlist model: {out['model_detail'] or 'skipped'}")
+    return 0 if check is None or check.ok else 3
+
+
+def add_backend_subcommands(subparsers) -> None:
+    from .cli import add_app_arguments
+    s = subparsers.add_parser(
+        "compile", help="run every stage (schedule, map, netlist); report counts and seconds",
+        description="Compile APP through every stage of the compiler: tree-height reduction, "
+        "extraction, scheduling and verification, buffer mapping and the netlist of PE, MEM "
+        "and IO tiles; report the counts, whether it fits the arch, and seconds per stage.")
+    add_app_arguments(s, default_arch=DEFAULT_ARCH)
+    s.add_argument("--dump", metavar="DIR", help="write every stage's IR into DIR (JSON, ISL "
+                   "text, DOT)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=cmd_compile)
+
+    s = subparsers.add_parser(
+        "netlist", help="print the PE/MEM/IO netlist and prove it with the netlist model",
+        description="Build the netlist of APP (PE, MEM and IO tiles with their register "
+        "values, port-level edges with exact latencies) and run the netlist model: the app's "
+        "inputs through a cycle-level simulation of the netlist, against the golden "
+        "interpreter and the schedule's predicted cycles. Exit status 3 when the model fails.")
+    add_app_arguments(s, default_arch=DEFAULT_ARCH)
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--dot", metavar="FILE", help="write the netlist as a Graphviz DOT file")
+    s.add_argument("--no-model", action="store_true", help="do not run the netlist model")
+    s.add_argument("--seed", type=int, default=0, help="input generator seed (default 0)")
+    s.set_defaults(func=cmd_netlist)

@@ -1,0 +1,45 @@
+"""Constraints files (ubgen/arch.py): the ``[mem]`` section of the MEM tile's register file,
+validated like the other sections, with one-line errors."""
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from ubgen.arch import ARCH_DIR, ArchError, MemParams, load_arch
+
+
+@pytest.mark.parametrize("path", sorted(ARCH_DIR.glob("*.toml")), ids=lambda p: p.stem)
+def test_every_constraints_file_sets_rf_words(path):
+    assert tomllib.loads(path.read_text())["mem"]["rf_words"] == 32
+    arch = load_arch(path)
+    assert arch.mem == MemParams(32) and arch.mem.rf_addr_width == 5
+
+
+def _arch_with(tmp_path, mem: str, top: str = ""):
+    """pub.toml with its [mem] section replaced by ``mem`` and ``top`` before every table."""
+    text = (ARCH_DIR / "pub.toml").read_text()
+    start = text.index("[mem]")
+    end = text.index("[area]")
+    path = tmp_path / "a.toml"
+    path.write_text(top + text[:start] + mem + "\n" + text[end:])
+    return path
+
+
+def test_mem_section_values(tmp_path):
+    assert load_arch(_arch_with(tmp_path, "[mem]\nrf_words = 64\n")).mem.rf_addr_width == 6
+    assert load_arch(_arch_with(tmp_path, "")).mem == MemParams()     # default when absent
+
+
+@pytest.mark.parametrize("mem, message", [
+    ("[mem]\nrf_words = 24", "mem.rf_words must be a power of two of at least 2, got 24"),
+    ("[mem]\nrf_words = 1", "mem.rf_words must be a power of two of at least 2, got 1"),
+    ("[mem]\nrf_words = 0", "[mem] rf_words must be positive, got 0"),
+    ("[mem]\nrf_words = \"32\"", "[mem] rf_words must be a int, got '32'"),
+    ("[mem]\nrf_words = 32\nwords = 3", "unknown key 'words' in [mem]"),
+    ("", "[mem] must be a table"),
+])
+def test_bad_mem_section_is_one_line_error(tmp_path, mem, message):
+    with pytest.raises(ArchError) as e:
+        load_arch(_arch_with(tmp_path, mem, "" if mem else "mem = 3\n"))
+    assert str(e.value).endswith(message) and "\n" not in str(e.value)
