@@ -49,6 +49,11 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
+# Taken when the sweep code is imported, i.e. close to when the compiler was loaded: a worker
+# compares the code it imported, not whatever the checkout holds when its first point starts.
+code_digest()
+
+
 def _file_digest(path: Path) -> str:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()

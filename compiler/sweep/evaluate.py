@@ -101,9 +101,9 @@ REASONS = {
     ("IV", "resnet 8x8 block"): "the 64 weight banks are register files packed into MEM tiles "
                                 "(thesis §5.4); counted one memory each the block is 80",
     ("IV", "unsharp"): "fewer stages than the paper's unsharp (no grayscale / ratio)",
-    ("IV", "mobilenet"): "the small layer's weights live in register files",
-    ("7.3", "resnet"): "MEM tiles + register-file banks (weights); the thesis counts all 80 as "
-                       "memories",
+    ("7.3", "resnet"): "the thesis counts 80 memories (8 input, 64 weight, 8 output banks); "
+                       "our 64 weight banks are register files packed into MEM tiles, DP+AG "
+                       "and Buffet count the SRAMs only",
     ("7.3", "harris"): "DP+AG and Buffet are derived from the PUB mapping (one dual-port SRAM "
                        "per output port), not mapped on their own",
     ("7.3", "gaussian"): "DP+AG and Buffet are derived from the PUB mapping (one dual-port SRAM "
@@ -164,7 +164,9 @@ def _fmt(v) -> str:
 
 
 def _pes(r: dict) -> str:
-    return PENDING if r.get("pes") is None else str(r["pes"])
+    if r.get("pes") is not None:
+        return str(r["pes"])
+    return "—" if r.get("error") else PENDING
 
 
 def _cmp(ours, theirs) -> str:
@@ -190,6 +192,16 @@ def _pair(table: str, label: str, ours: tuple, theirs: tuple) -> str:
     return "; ".join(parts + ([reason] if reason else []))
 
 
+def _mem_parts(r: dict) -> str:
+    """What the netlist's MEM tiles hold: PUBs, register files, anything else."""
+    mems, pub, rf = r.get("mems"), r.get("pub_mems"), r.get("register_file_tiles")
+    if mems is None or pub is None or not rf and mems == pub:
+        return ""
+    other = mems - pub - (rf or 0)
+    return (f"MEM tiles: {pub} PUB, {rf} holding register files"
+            + (f", {other} other" if other else ""))
+
+
 def _err(r: dict) -> str:
     return f"error: {r['error']}" if r.get("error") else ""
 
@@ -207,7 +219,8 @@ def table_iv(res: dict) -> list[str]:
         r = res[f"table {label}"]
         pe, mem = PAPER_IV[label.split()[0]]
         rows.append([label, _pes(r), pe, r.get("mems"), mem,
-                     _err(r) or _comment("IV", label, r.get("mems"), mem)])
+                     _err(r) or "; ".join(c for c in (_comment("IV", label, r.get("mems"), mem),
+                                                      _mem_parts(r)) if c)])
     return (["## Paper Table IV: CGRA resources", "",
              "PE and MEM tiles of the netlist (`compiler.backend`, the last stage of "
              f"`compile_app`; a cell says `{PENDING}` when that stage did not run). The MEM "
@@ -278,8 +291,9 @@ def table_7_3_7_4(res: dict) -> list[str]:
         r = res[f"table {label}"]
         b = r.get("backends") or {}
         pub = r.get("mems")
-        rf = r.get("register_file_banks") or 0
-        pub_s = f"{pub} (+{rf} register files)" if pub is not None and rf else _fmt(pub)
+        rf, rft = r.get("register_file_banks") or 0, r.get("register_file_tiles") or 0
+        pub_s = (f"{pub} ({r.get('pub_mems')} PUB + {rft} holding {rf} register-file banks)"
+                 if pub is not None and rf else _fmt(pub))
         p, d, bf = THESIS_7_3[app]
         t3.append([label, pub_s, _fmt(b.get("dp", {}).get("mems")),
                    _fmt(b.get("rv", {}).get("mems")), p, d, bf,

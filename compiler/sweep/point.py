@@ -19,7 +19,8 @@ the flow and records its figures in ``point.metrics``. What exists today:
   MEM tiles the register files take too (``register_file_tiles``, ``pub_mems``);
 * ``netlist``: the PE/MEM/IO netlist (``compiler.backend.build.build_netlist``, the last stage
   of ``compiler.pipeline.compile_app``): ``pes``, ``mems`` (MEM tiles, register files
-  included), ``ios``, ``registers`` (register stages), ``cycles_predicted``; the fit becomes
+  included), ``ios``, ``register_stages`` (every register of the netlist),
+  ``cycles_predicted``; the fit becomes
   the pipeline's (``compiler.pipeline.resources``).
 
 Without the netlist stage ``pes`` is ``None`` with the note :data:`PES_PENDING` and ``fits``
@@ -64,7 +65,8 @@ RESULT_KEYS = frozenset({
     "app", "stages", "status", "error", "error_kind", "pes", "mems", "sram_words", "cycles",
     "cycles_sequential", "sram_words_sequential", "policy", "registers", "register_file_words",
     "mem_sram_words", "controller_pes", "glb_words", "backends", "read_ports",
-    "register_file_banks", "pub_mems", "register_file_tiles", "ios", "cycles_predicted", "fits", "out_of", "fit", "seconds",
+    "register_file_banks", "pub_mems", "register_file_tiles", "ios", "cycles_predicted",
+    "register_stages", "fits", "out_of", "fit", "seconds",
     "notes", "code", "cached", "key", "refused"})
 
 
@@ -228,7 +230,8 @@ def stage_netlist(pt: Point) -> None:
     pt.netlist = build_netlist(sched.program, sched.optimized, sched.buffers, pt.impls, pt.arch)
     net = pt.netlist
     pt.metrics.update(pes=net.count("pe"), mems=net.count("mem"), ios=net.count("io"),
-                      registers=net.register_stages(), cycles_predicted=net.cycles_predicted)
+                      register_stages=net.register_stages(),
+                      cycles_predicted=net.cycles_predicted)
     pt.resources = resources(net, pt.arch)
 
 
