@@ -8,7 +8,10 @@ DESIGN  ?= pub
 JOBS    ?= 2
 BENCH_ARCHS ?= cgra_4x4 cgra_4x16 cgra_8x8 cgra_16x32
 
-.PHONY: setup verilog sim test regress fpga bench clean help
+WORKERS ?= 2
+EVAL_ARGS ?=
+
+.PHONY: setup verilog sim test regress fpga bench evaluate clean help
 
 help:
 	@echo "make sim APP=gaussian   compile/simulate an app in Verilator and check it bit-exactly"
@@ -22,6 +25,11 @@ help:
 	@echo "make bench              benchmarks: PUB vs DP area; Verilator build time and cycles/s of"
 	@echo "                        the arrays in BENCH_ARCHS (default: cgra_4x4 cgra_4x16 cgra_8x8"
 	@echo "                        cgra_16x32; ~30 min; docs/array.md)"
+	@echo "make evaluate [WORKERS=2]  the thesis/paper evaluation on the sweep engine (Dask,"
+	@echo "                        WORKERS local processes; EVAL_ARGS=\"--scheduler tcp://H:P\" for a"
+	@echo "                        cluster): writes docs/evaluation.md and docs/img/fig7_5_*.png,"
+	@echo "                        prints the wall time; points cached in build/sweep/cache"
+	@echo "                        (docs/sweep.md)"
 	@echo "make setup | clean"
 
 $(STAMP): pyproject.toml
@@ -50,6 +58,9 @@ fpga: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/area.py
 	$(PY) bench/cgra.py --arch $(BENCH_ARCHS)
+
+evaluate: $(STAMP)
+	$(PY) -m compiler.sweep.evaluate --workers $(WORKERS) $(EVAL_ARGS)
 
 clean:
 	rm -rf build rtl/*.v rtl/*.json .pytest_cache .hypothesis

@@ -85,13 +85,48 @@ def lane_stage(parent: Program | Loop, stage: str, src: str, dst: str, channels:
     return ops
 
 
-def image_program(name: str, width: int, height: int) -> Program:
-    """A stencil app's start: the 8-bit image ``input`` and its ``hw_input`` copy stage."""
+def image_program(name: str, width: int, height: int, unroll: int = 1) -> Program:
+    """A stencil app's start: the 8-bit image ``input`` and its ``hw_input`` copy stage; with
+    ``unroll > 1`` the copy streams ``unroll`` pixels per cycle through as many lanes
+    (:func:`unrolled_stage`; ``width`` must then be a multiple of ``unroll``)."""
     prog = Program(name)
     prog.add_input("input", (width, height), u16)
     prog.add_buffer("hw_input", (width, height), u16)
-    copy_stage(prog, "hw_input", "input", "hw_input", (width, height))
+    if unroll == 1:
+        copy_stage(prog, "hw_input", "input", "hw_input", (width, height))
+    else:
+        unrolled_stage(prog, "hw_input", height, width, unroll,
+                       lambda x, y: (("hw_input", x, y), [("input", x, y)]),
+                       pass_kernel("hw_input_pass"))
     return prog
+
+
+def round_up(n: int, unroll: int) -> int:
+    """``n`` rounded up to a multiple of ``unroll`` (Halide's ``TailStrategy::RoundUp``)."""
+    return -(-n // unroll) * unroll
+
+
+def unrolled_stage(parent: Program | Loop, stage: str, height: int, width: int, unroll: int,
+                   body, kernel: Kernel) -> list[Op]:
+    """A stencil stage over a ``width`` x ``height`` tile with its ``x`` loop unrolled by
+    ``unroll`` (Halide ``f.unroll(x, unroll)``; thesis §7.3.1: the unrolled iterations run in
+    parallel, each on its own compute unit): ``for y, xo`` with one op ``<stage>_<u>`` per lane
+    ``u`` computing pixel ``x = unroll * xo + u``. ``body(x, y) -> (store, loads)`` gives the
+    accesses of the pixel at ``x, y``. ``unroll = 1`` is the plain nest ``for y, x`` with one op
+    named ``stage``. ``width`` must be a multiple of ``unroll``."""
+    if width % unroll:
+        raise ValueError(f"{stage}: width {width} is not a multiple of the unroll {unroll}")
+    if unroll == 1:
+        loop, i = nest(parent, stage, ("y", height), ("x", width))
+        lanes = [("", i["x"])]
+    else:
+        loop, i = nest(parent, stage, ("y", height), ("xo", width // unroll))
+        lanes = [(f"_{u}", i["xo"] * unroll + u) for u in range(unroll)]
+    ops = []
+    for suffix, x in lanes:
+        store, loads = body(x, i["y"])
+        ops.append(add_op(loop, stage + suffix, store, loads, kernel))
+    return ops
 
 
 def weighted_sum(args: Sequence, weights: Sequence[int]):

@@ -12,6 +12,16 @@ Loop nests (the lowering of the reference Halide schedule ``hw_input.stream_to_a
 blur.update().unroll(win.x).unroll(win.y)``): ``hw_input`` copies the input stream into a CGRA
 memory, then one nest over the output tile whose single op has the 3x3 reduction FULLY UNROLLED
 (9 loads, one kernel) -- the stencil-pipeline case of the scheduler (paper Fig. 7).
+
+``unroll = U`` (default 1; thesis §7.3.1, Fig. 7.5a): the output ``x`` loop unrolled by ``U``,
+``U`` parallel blur ops per iteration (``blur_0 .. blur_{U-1}``, pixel ``x = U*xo + u``), the
+input streamed ``U`` pixels per cycle through ``U`` lanes of the copy stage -- the reference
+flow's unrolled schedule (Halide-to-Hardware ``apps/gaussian``, its unrolled Clockwork
+schedule: ``hw_input.in().unroll(x, U, TailStrategy::RoundUp)``,
+``blur_unnormalized.update().unroll(x, U, TailStrategy::RoundUp)``, ``hw_output.unroll(xi, U,
+TailStrategy::RoundUp)``). With ``RoundUp`` every unrolled stage computes a width rounded up to a
+multiple of ``U``: the output is ``round_up(width - 2, U)`` wide and the input
+``round_up(that + 2, U)`` (``tile``); ``unroll = 1`` is the program above, unchanged.
 """
 from __future__ import annotations
 
@@ -19,37 +29,48 @@ import numpy as np
 
 from compiler.ir import Program, u16
 
-from ._common import (add_op, check_sizes, image_inputs, image_program, nest, stencil_kernel,
-                      to_dtype, weighted_window, window_loads, wrap)
+from ._common import (check_sizes, image_program, round_up, stencil_kernel, test_image,
+                      to_dtype, unrolled_stage, weighted_window, window_loads, wrap)
 
-SIZES = {"width": 64, "height": 64}
+SIZES = {"width": 64, "height": 64, "unroll": 1}
 WEIGHTS = ((1, 2, 1), (2, 4, 2), (1, 2, 1))
 SHIFT = 4
 
 
-def blur_stage(prog: Program, stage: str, src: str, dst: str, width: int, height: int):
-    """One 3x3 Gaussian nest over a ``width`` x ``height`` output: ``dst = blur(src)``."""
-    loop, i = nest(prog, stage, ("y", height), ("x", width))
-    return add_op(loop, stage, (dst, i["x"], i["y"]),
-                  window_loads(src, i["x"], i["y"], 3, 3),
-                  stencil_kernel(f"{stage}_kernel", WEIGHTS, SHIFT))
+def blur_stage(prog: Program, stage: str, src: str, dst: str, width: int, height: int,
+               unroll: int = 1):
+    """One 3x3 Gaussian nest over a ``width`` x ``height`` output: ``dst = blur(src)``, its
+    ``x`` loop unrolled by ``unroll`` (one op per lane)."""
+    return unrolled_stage(prog, stage, height, width, unroll,
+                          lambda x, y: ((dst, x, y), window_loads(src, x, y, 3, 3)),
+                          stencil_kernel(f"{stage}_kernel", WEIGHTS, SHIFT))
 
 
 def blur_reference(a: np.ndarray, width: int, height: int) -> np.ndarray:
     return wrap(weighted_window(a, WEIGHTS, width, height), u16) >> SHIFT
 
 
-def build(width: int = 64, height: int = 64) -> Program:
-    check_sizes("gaussian", width=width - 2, height=height - 2)
-    prog = image_program("gaussian", width, height)
-    prog.add_output("output", (width - 2, height - 2), u16)
-    blur_stage(prog, "blur", "hw_input", "output", width - 2, height - 2)
+def tile(width: int, unroll: int) -> tuple[int, int]:
+    """``(input width, output width)`` of the tile with the ``x`` loops unrolled by ``unroll``
+    (``TailStrategy::RoundUp``); ``(width, width - 2)`` for ``unroll = 1``."""
+    out = round_up(width - 2, unroll)
+    return round_up(out + 2, unroll), out
+
+
+def build(width: int = 64, height: int = 64, unroll: int = 1) -> Program:
+    check_sizes("gaussian", width=width - 2, height=height - 2, unroll=unroll)
+    iw, ow = tile(width, unroll)
+    prog = image_program("gaussian", iw, height, unroll)
+    prog.add_output("output", (ow, height - 2), u16)
+    blur_stage(prog, "blur", "hw_input", "output", ow, height - 2, unroll)
     return prog.validate()
 
 
-make_inputs = image_inputs
+def make_inputs(seed: int = 0, width: int = 64, height: int = 64, unroll: int = 1) -> dict:
+    return {"input": test_image(seed, tile(width, unroll)[0], height)}
 
 
-def reference(inputs: dict, width: int = 64, height: int = 64) -> dict[str, np.ndarray]:
-    out = blur_reference(inputs["input"], width - 2, height - 2)
+def reference(inputs: dict, width: int = 64, height: int = 64,
+              unroll: int = 1) -> dict[str, np.ndarray]:
+    out = blur_reference(inputs["input"], tile(width, unroll)[1], height - 2)
     return {"output": to_dtype(out, u16)}

@@ -22,6 +22,15 @@ Sizes (Table 7.1): 64x64 input tile; gradients 62x62, box sums and ``cim`` 60x60
 Loop nests: ``hw_input`` copy, then one nest per Halide ``Func`` that the reference schedule
 line-buffers (grad_x, grad_y, lxx, lyy, lxy, lgxx, lgyy, lgxy, cim, output); every 3x3 reduction
 (box sums, gradients, the NMS window) is FULLY UNROLLED into one op with 6 or 9 loads.
+
+``unroll = U`` (default 1; thesis §7.3.1, Fig. 7.5b; paper Table V sch4 "unroll by 2"): every
+stage's ``x`` loop unrolled by ``U`` -- ``U`` parallel ops per stage and iteration
+(``grad_x_0 .. grad_x_{U-1}``, ...), the input streamed ``U`` pixels per cycle through ``U``
+lanes of the copy stage -- as the reference flow's unrolled stencil schedules do (its gaussian:
+``f.unroll(x, U, TailStrategy::RoundUp)`` on every stage and on ``hw_input.in()``). With
+``RoundUp`` each stage computes the width its consumers need rounded up to a multiple of ``U``
+(``tile``): the output is ``round_up(width - 6, U)`` wide and the input correspondingly wider.
+``unroll = 1`` is the program above, unchanged.
 """
 from __future__ import annotations
 
@@ -29,10 +38,11 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, maximum, minimum, s16, select, u16
 
-from ._common import (add_op, check_sizes, image_inputs, image_program, nest, stencil_kernel,
-                      to_dtype, weighted_sum, weighted_window, window, window_loads, wrap)
+from ._common import (check_sizes, image_program, round_up, stencil_kernel, test_image,
+                      to_dtype, unrolled_stage, weighted_sum, weighted_window, window,
+                      window_loads, wrap)
 
-SIZES = {"width": 64, "height": 64}
+SIZES = {"width": 64, "height": 64, "unroll": 1}
 SOBEL_X = ((-1, 0, 1), (-2, 0, 2), (-1, 0, 1))
 SOBEL_Y = ((-1, -2, -1), (0, 0, 0), (1, 2, 1))
 BOX = ((1, 1, 1), (1, 1, 1), (1, 1, 1))
@@ -55,12 +65,24 @@ def _gradient_kernel(name, weights):
         *([s16] * len(taps)))
 
 
-def build(width: int = 64, height: int = 64) -> Program:
-    check_sizes("harris", width=width - 6, height=height - 6)
-    prog = image_program("harris", width, height)
-    gw, gh = width - 2, height - 2      # gradients and products
-    bw, bh = width - 4, height - 4      # box sums and cim
-    ow, oh = width - 6, height - 6      # output after NMS
+def tile(width: int, unroll: int) -> dict[str, int]:
+    """The width each stage computes with its ``x`` loop unrolled by ``unroll``
+    (``TailStrategy::RoundUp``): ``out`` (NMS), ``box`` (box sums and ``cim``), ``grad``
+    (gradients and products) and ``input``; ``width - 6, width - 4, width - 2, width`` for
+    ``unroll = 1``."""
+    out = round_up(width - 6, unroll)
+    box = round_up(out + 2, unroll)         # NMS reads cim[x .. x+2]
+    grad = round_up(box + 2, unroll)        # box sums read lxx[x .. x+2]
+    return {"out": out, "box": box, "grad": grad, "input": round_up(grad + 2, unroll)}
+
+
+def build(width: int = 64, height: int = 64, unroll: int = 1) -> Program:
+    check_sizes("harris", width=width - 6, height=height - 6, unroll=unroll)
+    t, u = tile(width, unroll), unroll
+    prog = image_program("harris", t["input"], height, u)
+    gw, gh = t["grad"], height - 2      # gradients and products
+    bw, bh = t["box"], height - 4       # box sums and cim
+    ow, oh = t["out"], height - 6       # output after NMS
     for name in ("grad_x", "grad_y", "lxx", "lyy", "lxy"):
         prog.add_buffer(name, (gw, gh), s16)
     for name in ("lgxx", "lgyy", "lgxy", "cim"):
@@ -68,33 +90,30 @@ def build(width: int = 64, height: int = 64) -> Program:
     prog.add_output("output", (ow, oh), u16)
 
     for name, weights in (("grad_x", SOBEL_X), ("grad_y", SOBEL_Y)):
-        loop, i = nest(prog, name, ("y", gh), ("x", gw))
-        loads = [("hw_input", i["x"] + dx, i["y"] + dy) for dx, dy, _ in _nonzero_taps(weights)]
-        add_op(loop, name, (name, i["x"], i["y"]), loads,
-               _gradient_kernel(f"{name}_kernel", weights))
+        unrolled_stage(prog, name, gh, gw, u, lambda x, y, name=name, weights=weights: (
+            (name, x, y), [("hw_input", x + dx, y + dy) for dx, dy, _ in _nonzero_taps(weights)]),
+            _gradient_kernel(f"{name}_kernel", weights))
 
     square = Kernel.from_fn("square_kernel", lambda g: ((g >> 1) * (g >> 1)) >> PRODUCT_SHIFT, s16)
     product = Kernel.from_fn("product_kernel",
                              lambda a, b: ((a >> 1) * (b >> 1)) >> PRODUCT_SHIFT, s16, s16)
     for name, srcs in (("lxx", ("grad_x",)), ("lyy", ("grad_y",)), ("lxy", ("grad_x", "grad_y"))):
-        loop, i = nest(prog, name, ("y", gh), ("x", gw))
-        add_op(loop, name, (name, i["x"], i["y"]), [(s, i["x"], i["y"]) for s in srcs],
-               square if len(srcs) == 1 else product)
+        unrolled_stage(prog, name, gh, gw, u, lambda x, y, name=name, srcs=srcs: (
+            (name, x, y), [(s, x, y) for s in srcs]), square if len(srcs) == 1 else product)
 
     for name, src in (("lgxx", "lxx"), ("lgyy", "lyy"), ("lgxy", "lxy")):
-        loop, i = nest(prog, name, ("y", bh), ("x", bw))
-        add_op(loop, name, (name, i["x"], i["y"]), window_loads(src, i["x"], i["y"], 3, 3),
-               stencil_kernel(f"{name}_kernel", BOX, 0, s16))
+        unrolled_stage(prog, name, bh, bw, u, lambda x, y, name=name, src=src: (
+            (name, x, y), window_loads(src, x, y, 3, 3)),
+            stencil_kernel(f"{name}_kernel", BOX, 0, s16))
 
     def cim_fn(gxx, gyy, gxy):
         a, b, c = gxx >> BOX_SHIFT, gyy >> BOX_SHIFT, gxy >> BOX_SHIFT
         trace = a + b
         return (a * b - c * c) - ((trace * trace) >> K_SHIFT)
 
-    loop, i = nest(prog, "cim", ("y", bh), ("x", bw))
-    add_op(loop, "cim", ("cim", i["x"], i["y"]),
-           [(s, i["x"], i["y"]) for s in ("lgxx", "lgyy", "lgxy")],
-           Kernel.from_fn("cim_kernel", cim_fn, s16, s16, s16))
+    unrolled_stage(prog, "cim", bh, bw, u, lambda x, y: (
+        ("cim", x, y), [(s, x, y) for s in ("lgxx", "lgyy", "lgxy")]),
+        Kernel.from_fn("cim_kernel", cim_fn, s16, s16, s16))
 
     def nms_fn(*w):
         centre = w[4]
@@ -104,18 +123,21 @@ def build(width: int = 64, height: int = 64) -> Program:
                 keep = keep & (centre > other)
         return select(keep, 255, 0)     # a u16 0/255 mask
 
-    loop, i = nest(prog, "nms", ("y", oh), ("x", ow))
-    add_op(loop, "nms", ("output", i["x"], i["y"]), window_loads("cim", i["x"], i["y"], 3, 3),
-           Kernel.from_fn("nms_kernel", nms_fn, *([s16] * 9)))
+    unrolled_stage(prog, "nms", oh, ow, u, lambda x, y: (
+        ("output", x, y), window_loads("cim", x, y, 3, 3)),
+        Kernel.from_fn("nms_kernel", nms_fn, *([s16] * 9)))
     return prog.validate()
 
 
-make_inputs = image_inputs
+def make_inputs(seed: int = 0, width: int = 64, height: int = 64, unroll: int = 1) -> dict:
+    return {"input": test_image(seed, tile(width, unroll)["input"], height)}
 
 
-def reference(inputs: dict, width: int = 64, height: int = 64) -> dict[str, np.ndarray]:
+def reference(inputs: dict, width: int = 64, height: int = 64,
+              unroll: int = 1) -> dict[str, np.ndarray]:
     img = np.asarray(inputs["input"], dtype=np.int64)
-    gw, gh, bw, bh, ow, oh = width - 2, height - 2, width - 4, height - 4, width - 6, height - 6
+    t = tile(width, unroll)
+    gw, gh, bw, bh, ow, oh = t["grad"], height - 2, t["box"], height - 4, t["out"], height - 6
     gx = np.clip(wrap(weighted_window(img, SOBEL_X, gw, gh), s16), -GRAD_CLAMP, GRAD_CLAMP)
     gy = np.clip(wrap(weighted_window(img, SOBEL_Y, gw, gh), s16), -GRAD_CLAMP, GRAD_CLAMP)
     lxx = wrap((gx >> 1) * (gx >> 1), s16) >> PRODUCT_SHIFT

@@ -14,6 +14,15 @@ Sizes (Table 7.1): 64x64 input tile, vertical blur 64x60, output 60x60 (the refe
 
 Loop nests: ``hw_input`` copy, ``blur_y`` (5 loads, unrolled), ``blur_x`` (5 loads, unrolled),
 ``sharpen`` (reads the input pixel and the blur) -- a four-stage stencil pipeline.
+
+``unroll = U`` (default 1; thesis §7.3.1, Fig. 7.5c): every stage's ``x`` loop unrolled by
+``U`` -- ``U`` parallel ops per stage and iteration, the input streamed ``U`` pixels per cycle
+through ``U`` lanes of the copy stage -- as the reference flow's unrolled stencil schedules do
+(its gaussian: ``f.unroll(x, U, TailStrategy::RoundUp)`` on every stage and on
+``hw_input.in()``). With ``RoundUp`` each stage computes the width its consumers need rounded
+up to a multiple of ``U`` (``tile``): the output is ``round_up(width - 4, U)`` wide, the
+vertical blur and the input ``round_up(that + 4, U)``. ``unroll = 1`` is the program above,
+unchanged.
 """
 from __future__ import annotations
 
@@ -21,46 +30,52 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, maximum, minimum, s16, u16
 
-from ._common import (add_op, check_sizes, image_inputs, image_program, nest, stencil_kernel,
-                      to_dtype, weighted_window, wrap)
+from ._common import (check_sizes, image_program, round_up, stencil_kernel, test_image,
+                      to_dtype, unrolled_stage, weighted_window, wrap)
 
-SIZES = {"width": 64, "height": 64}
+SIZES = {"width": 64, "height": 64, "unroll": 1}
 TAPS = (1, 4, 6, 4, 1)
 SHIFT = 8
 
 
-def build(width: int = 64, height: int = 64) -> Program:
-    check_sizes("unsharp", width=width - 4, height=height - 4)
-    ow, oh = width - 4, height - 4
-    prog = image_program("unsharp", width, height)
-    prog.add_buffer("blur_y", (width, oh), u16)
+def tile(width: int, unroll: int) -> tuple[int, int]:
+    """``(input width, output width)`` with the ``x`` loops unrolled by ``unroll``
+    (``TailStrategy::RoundUp``); the vertical blur is as wide as the input. ``(width,
+    width - 4)`` for ``unroll = 1``."""
+    out = round_up(width - 4, unroll)
+    return round_up(out + 4, unroll), out      # blur_x reads blur_y[x .. x+4]
+
+
+def build(width: int = 64, height: int = 64, unroll: int = 1) -> Program:
+    check_sizes("unsharp", width=width - 4, height=height - 4, unroll=unroll)
+    (iw, ow), oh = tile(width, unroll), height - 4
+    prog = image_program("unsharp", iw, height, unroll)
+    prog.add_buffer("blur_y", (iw, oh), u16)
     prog.add_buffer("blur_x", (ow, oh), u16)
     prog.add_output("output", (ow, oh), u16)
 
-    loop, i = nest(prog, "blur_y", ("y", oh), ("x", width))
-    add_op(loop, "blur_y", ("blur_y", i["x"], i["y"]),
-           [("hw_input", i["x"], i["y"] + d) for d in range(5)],
-           stencil_kernel("blur_y_kernel", [[t] for t in TAPS]))
-    loop, i = nest(prog, "blur_x", ("y", oh), ("x", ow))
-    add_op(loop, "blur_x", ("blur_x", i["x"], i["y"]),
-           [("blur_y", i["x"] + d, i["y"]) for d in range(5)],
-           stencil_kernel("blur_x_kernel", [TAPS], SHIFT))
-
-    loop, i = nest(prog, "sharpen", ("y", oh), ("x", ow))
-    add_op(loop, "sharpen", ("output", i["x"], i["y"]),
-           [("hw_input", i["x"] + 2, i["y"] + 2), ("blur_x", i["x"], i["y"])],
-           Kernel.from_fn("sharpen_kernel",
-                          lambda v, b: minimum(maximum(v * 2 - b, 0), 255), s16, s16))
+    unrolled_stage(prog, "blur_y", oh, iw, unroll, lambda x, y: (
+        ("blur_y", x, y), [("hw_input", x, y + d) for d in range(5)]),
+        stencil_kernel("blur_y_kernel", [[t] for t in TAPS]))
+    unrolled_stage(prog, "blur_x", oh, ow, unroll, lambda x, y: (
+        ("blur_x", x, y), [("blur_y", x + d, y) for d in range(5)]),
+        stencil_kernel("blur_x_kernel", [TAPS], SHIFT))
+    unrolled_stage(prog, "sharpen", oh, ow, unroll, lambda x, y: (
+        ("output", x, y), [("hw_input", x + 2, y + 2), ("blur_x", x, y)]),
+        Kernel.from_fn("sharpen_kernel",
+                       lambda v, b: minimum(maximum(v * 2 - b, 0), 255), s16, s16))
     return prog.validate()
 
 
-make_inputs = image_inputs
+def make_inputs(seed: int = 0, width: int = 64, height: int = 64, unroll: int = 1) -> dict:
+    return {"input": test_image(seed, tile(width, unroll)[0], height)}
 
 
-def reference(inputs: dict, width: int = 64, height: int = 64) -> dict[str, np.ndarray]:
+def reference(inputs: dict, width: int = 64, height: int = 64,
+              unroll: int = 1) -> dict[str, np.ndarray]:
     img = np.asarray(inputs["input"], dtype=np.int64)
-    ow, oh = width - 4, height - 4
-    blur_y = wrap(weighted_window(img, [[t] for t in TAPS], width, oh), u16)
+    (iw, ow), oh = tile(width, unroll), height - 4
+    blur_y = wrap(weighted_window(img, [[t] for t in TAPS], iw, oh), u16)
     blur = wrap(weighted_window(blur_y, [TAPS], ow, oh), u16) >> SHIFT
     sharp = np.clip(2 * img[2:2 + ow, 2:2 + oh] - blur, 0, 255)
     return {"output": to_dtype(sharp, u16)}

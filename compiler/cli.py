@@ -2,6 +2,8 @@
 
     ubc schedule APP [--arch A] [--size K=V ...] [--policy P] [--no-balance] [--json]
                      [--dump DIR] [--plot FILE]
+    ubc map APP ...      (compiler/cli_map.py)
+    ubc sweep APP ...    (compiler/cli_sweep.py)
 
 User errors (bad program, bad constraints file, unschedulable program) print one line
 ``ubc: error: ...`` and exit with status 1 without writing any output file.
@@ -161,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_map_subcommand(sub)
     from .cli_backend import add_backend_subcommands
     add_backend_subcommands(sub)
+    from .cli_sweep import add_sweep_subcommand
+    add_sweep_subcommand(sub)
     return p
 
 

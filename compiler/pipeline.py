@@ -80,9 +80,7 @@ class CompileResult:
 
 def tile_capacity(arch: Arch) -> dict[str, int]:
     """PE, MEM and IO tiles of the array (docs/array.md "Layout")."""
-    a = arch.array
-    mem_cols = sum(c % a.mem_period == a.mem_period - 1 for c in range(a.columns))
-    return {"pe": (a.columns - mem_cols) * a.rows, "mem": mem_cols * a.rows, "io": a.columns}
+    return arch.array.tile_counts()
 
 
 def resources(net: Netlist, arch: Arch) -> dict[str, tuple[int, int]]:

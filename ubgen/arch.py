@@ -94,6 +94,16 @@ class ArrayParams:
     pipeline_registers: bool = True
     pe_output_register: bool = True
 
+    def is_mem_column(self, col: int) -> bool:
+        """Column ``col`` holds MEM tiles (every ``mem_period``-th column, paper Fig. 11)."""
+        return col % self.mem_period == self.mem_period - 1
+
+    def tile_counts(self) -> dict[str, int]:
+        """PE, MEM and IO tiles of the array (the IO row on the north edge is extra)."""
+        mem_cols = sum(self.is_mem_column(c) for c in range(self.columns))
+        return {"pe": (self.columns - mem_cols) * self.rows, "mem": mem_cols * self.rows,
+                "io": self.columns}
+
 
 @dataclass(frozen=True)
 class GLBParams:

@@ -201,7 +201,51 @@ def test_io_lanes_variant(name):
     assert all(np.array_equal(a[k], want[k]) for k in want)
 
 
+UNROLLED = ("gaussian", "harris", "unsharp")
+
+
+@pytest.mark.parametrize("name", UNROLLED)
+@pytest.mark.parametrize("unroll", [1, 2, 3, 4])
+def test_unrolled_stencil(name, unroll):
+    """``unroll=U`` (thesis §7.3.1, Fig. 7.5): every stage's ``x`` loop unrolled by ``U`` into
+    ``U`` parallel ops (``<stage>_<u>``, pixel ``U*xo + u``), the copy stage included, widths
+    rounded up to a multiple of ``U`` (Halide's RoundUp); the interpreter matches the numpy
+    golden at the rounded sizes. ``unroll=1`` is exactly the default program."""
+    mod = get_app(name)
+    sizes = dict(SMALL[name], unroll=unroll)
+    prog = mod.build(**sizes)
+    plain = mod.build(**SMALL[name])
+    assert mod.SIZES["unroll"] == 1
+    stages = {op.name for op in plain.ops()}
+    if unroll == 1:
+        assert str(prog) == str(plain)
+    else:
+        assert len(prog.ops()) == unroll * len(plain.ops())
+        for op in prog.ops():
+            stage, lane = op.name.rsplit("_", 1)
+            assert int(lane) < unroll and op.loops[-1].name.startswith("xo_")
+        assert {op.name.rsplit("_", 1)[0] for op in prog.ops()} == stages
+    for buf in prog.buffers.values():
+        if buf.kind != "output" and buf.name != "input":
+            assert buf.shape[0] % unroll == 0, buf.name
+    for seed in (0, 7):
+        inputs = mod.make_inputs(seed, **sizes)
+        want = mod.reference(inputs, **sizes)
+        got = run(prog, inputs)
+        for out in want:
+            assert got[out].shape == prog.buffers[out].shape
+            assert np.array_equal(got[out], want[out]), f"{name} unroll {unroll} seed {seed}"
+    # RoundUp only adds columns: the pixels of the plain program are unchanged
+    inputs = mod.make_inputs(0, **SMALL[name])
+    base = mod.reference(inputs, **SMALL[name])["output"]
+    wide = run(prog, {"input": np.pad(inputs["input"], ((0, prog.buffers["input"].shape[0]
+                                                          - inputs["input"].shape[0]), (0, 0)))})
+    assert np.array_equal(wide["output"][:base.shape[0]], base)
+
+
 @pytest.mark.parametrize("name, sizes, needle", [
+    ("gaussian", dict(unroll=0), "unroll=0"),
+    ("harris", dict(unroll=-2), "unroll=-2"),
     ("gaussian", dict(width=2), "width=0"),
     ("gpyr", dict(width=40), "multiples of 2**levels"),
     ("resnet", dict(ic_unroll=3), "multiples of the unroll"),

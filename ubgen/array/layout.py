@@ -54,10 +54,9 @@ class ArrayLayout:
         self.specs = {k: TileSpec.for_core(k, self.prototypes[k], arch) for k in KINDS}
 
     def kind(self, row: int, col: int) -> str:
-        a = self.arch.array
         if row == 0:
             return "io"
-        return "mem" if col % a.mem_period == a.mem_period - 1 else "pe"
+        return "mem" if self.arch.array.is_mem_column(col) else "pe"
 
     def tile_id(self, row: int, col: int) -> int:
         return row * self.columns + col

@@ -71,3 +71,20 @@ def test_mobilenet_weights_in_registers():
 def test_app_buffers_full_size(app):
     _impls, refused = _map_and_check(app, {})
     assert not refused, refused
+
+
+# rows of more than 20 cycles at U = 4 (so line buffers stay memories), few rows (fast checks)
+UNROLLED = {"gaussian": dict(width=96, height=8), "harris": dict(width=96, height=12),
+            "unsharp": dict(width=96, height=10)}
+
+
+@pytest.mark.parametrize("app", sorted(UNROLLED))
+@pytest.mark.parametrize("unroll", [2, 4])
+def test_unrolled_app_buffers_small(app, unroll):
+    """The unrolled stencils (``unroll=U``, thesis Fig. 7.5) schedule, verify with isl, and map
+    every buffer (U writer lanes, U x taps readers) onto memories and shift registers; the model
+    check passes."""
+    impls, refused = _map_and_check(app, dict(UNROLLED[app], unroll=unroll))
+    assert not refused, refused
+    assert len(impls["hw_input"].inputs) == unroll
+    assert impls["hw_input"].mems >= 1

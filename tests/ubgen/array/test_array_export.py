@@ -122,3 +122,13 @@ def test_cgra_16x32_graph_and_regmap_sizes():
         2 * 5 * neighbour_pairs(17, 32)
     assert len(regs) > 17 * 32 * 80
     assert elapsed < 60, f"graph + regmap of cgra_16x32 took {elapsed:.1f} s"
+
+
+@pytest.mark.parametrize("name", ["cgra_4x4", "cgra_8x8", "cgra_16x32"])
+def test_tile_counts_match_the_layout(name):
+    """``ArrayParams.tile_counts`` (what the compiler checks designs against, without importing
+    the generator) counts the tiles the layout places."""
+    arch = load_arch(name)
+    kinds = [p.kind for p in ArrayLayout(arch).positions()]
+    assert arch.array.tile_counts() == {k: kinds.count(k) for k in ("pe", "mem", "io")}
+    assert load_arch("cgra_16x32").array.tile_counts() == {"pe": 384, "mem": 128, "io": 32}

@@ -1,0 +1,344 @@
+"""One design point of a sweep: ``evaluate_point(app, params, stages) -> dict``.
+
+A point is an application with some parameters set (its sizes, e.g. ``unroll=4``, and the
+options below), run through a sequence of *stages*. :data:`STAGES` is the table of stage
+functions; each takes the :class:`Point` (the state the earlier stages left), runs one step of
+the flow and records its figures in ``point.metrics``. What exists today:
+
+* ``schedule``: tree-height reduction, extraction, both schedules, isl verification, liveness,
+  unified buffers (``compiler.schedule.report.schedule_program``; thesis ch. 4): ``cycles``,
+  ``cycles_sequential``, ``sram_words`` (live words of the optimized schedule, paper
+  Table VII's "final SRAM words"), ``sram_words_sequential``, ``policy``;
+* ``map``: buffer mapping of every unified buffer (``compiler.mapping.map_buffer.map_buffers``;
+  thesis ch. 5): ``mems`` (memory tiles, or the ``backend``'s memory count, thesis Table 7.3),
+  ``registers`` (shift-register stages), ``register_file_words`` (thesis §5.4),
+  ``mem_sram_words`` (words the memory tiles address), ``controller_pes`` (backends that
+  synthesize controllers on PEs), ``backends`` (the memory count of every backend),
+  ``register_file_banks`` and ``read_ports`` (read ports of the buffers on the array: the
+  memories of the exhaustive duplication thesis Table 7.8 starts from); ``mems`` counts the
+  MEM tiles the register files take too (``register_file_tiles``, ``pub_mems``);
+* ``netlist``: the PE/MEM/IO netlist (``compiler.backend.build.build_netlist``, the last stage
+  of ``compiler.pipeline.compile_app``): ``pes``, ``mems`` (MEM tiles, register files
+  included), ``ios``, ``register_stages`` (every register of the netlist),
+  ``cycles_predicted``; the fit becomes
+  the pipeline's (``compiler.pipeline.resources``).
+
+Without the netlist stage ``pes`` is ``None`` with the note :data:`PES_PENDING` and ``fits``
+checks what the mapping knows. A later stage (place and route, simulation) is one more function
+in :data:`STAGES` that reads what the earlier ones left on the :class:`Point` and sets its
+metrics.
+
+Options (every other parameter is a size of the application, ``apps/<app>.py``):
+``arch`` (constraints file name or path; default ``cgra_16x32``, the thesis' 16x32 array),
+``threshold`` (largest delay kept in shift registers, default 20, thesis §5.1.2), ``policy``
+(``auto``/``stencil``/``dnn``/``sequential``), ``backend`` (``pub``/``dp``/``dp-pe``/``rv``:
+how memories are counted, ``ubc map --backend``) and ``fetch_width`` (overrides the arch's
+``[pub] fetch_width`` for every stage; ``fetch_width=1`` schedules for single-word-fetch
+memories, thesis Table 7.4).
+
+A point never raises: an exception, a size the application refuses or a buffer the mapping
+refuses is a result with ``status = "error"`` and a one-line ``error`` naming the stage; a
+design that exceeds the array is ``status = "does-not-fit"`` with ``fits = False`` and the
+resources that ran out in ``out_of``.
+"""
+from __future__ import annotations
+
+import inspect
+import time
+import traceback
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from ubgen.arch import Arch, load_arch
+
+DEFAULT_ARCH = "cgra_16x32"
+DEFAULT_STAGES = ("schedule", "map", "netlist")
+PES_PENDING = "pes: not counted: the netlist stage did not run"
+FIT_BASIS = ("without a netlist, fits checks the MEM tiles (buffer mapping) and the "
+             "global-buffer words (input and output buffers) against the arch, not the PEs")
+OPTIONS: dict[str, type] = {"arch": str, "threshold": int, "policy": str, "backend": str,
+                            "fetch_width": int}
+POLICIES = ("auto", "stencil", "dnn", "sequential")
+# keys of a result that a parameter may not be called
+RESULT_KEYS = frozenset({
+    "app", "stages", "status", "error", "error_kind", "pes", "mems", "sram_words", "cycles",
+    "cycles_sequential", "sram_words_sequential", "policy", "registers", "register_file_words",
+    "mem_sram_words", "controller_pes", "glb_words", "backends", "read_ports",
+    "register_file_banks", "pub_mems", "register_file_tiles", "ios", "cycles_predicted",
+    "register_stages", "fits", "out_of", "fit", "seconds",
+    "notes", "code", "cached", "key", "refused"})
+
+
+class PointError(ValueError):
+    """A point whose parameters cannot be evaluated (unknown parameter, bad option value)."""
+
+
+@dataclass
+class Point:
+    """The state of one point as it goes through the stages."""
+    app: str
+    params: dict
+    sizes: dict[str, int]
+    arch: Arch
+    threshold: int = 20
+    policy: str | None = None
+    backend: str = "pub"
+    program: object = None           # compiler.ir.Program
+    schedule: object = None          # compiler.schedule.report.ScheduleResult
+    impls: dict | None = None        # buffer name -> compiler.ir.ubimpl.UBImpl
+    refused: dict | None = None      # buffer name -> one-line reason
+    netlist: object = None           # compiler.backend.netlist.Netlist
+    resources: dict | None = None    # compiler.pipeline.resources of the netlist
+    metrics: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def hw(self):
+        from ..schedule.params import HwParams
+        return HwParams.from_arch(self.arch)
+
+
+# --------------------------------------------------------------------------------------------
+# parameters
+
+
+def app_size_names(app: str) -> set[str] | None:
+    """The sizes ``apps/<app>.py``'s ``build`` accepts; ``None`` for a Program JSON file."""
+    if app.endswith(".json"):
+        return None
+    from apps import get_app
+    return set(inspect.signature(get_app(app).build).parameters)
+
+
+def split_params(app: str, params: dict) -> tuple[dict[str, int], dict]:
+    """``(sizes, options)`` of a point's parameters; a one-line :class:`PointError` for a name
+    that is neither an option nor a size of the app, or a value of the wrong type."""
+    sizes, options = {}, {}
+    names = app_size_names(app)
+    for key, value in params.items():
+        if key in RESULT_KEYS:
+            raise PointError(f"parameter name '{key}' is reserved for a result field")
+        if key in OPTIONS:
+            kind = OPTIONS[key]
+            if kind is int and (not isinstance(value, int) or isinstance(value, bool)):
+                raise PointError(f"parameter {key} must be an integer, got {value!r}")
+            if kind is str and not isinstance(value, str):
+                raise PointError(f"parameter {key} must be a name, got {value!r}")
+            options[key] = value
+            continue
+        if names is None:
+            raise PointError(f"{app} is a Program file: it has no size '{key}'")
+        if key not in names:
+            raise PointError(f"{app} has no size '{key}'; its sizes: {', '.join(sorted(names))}; "
+                             f"options: {', '.join(OPTIONS)}")
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise PointError(f"size {key} must be an integer, got {value!r}")
+        sizes[key] = value
+    from ..cli_map import BACKENDS
+    if options.get("backend", "pub") not in BACKENDS:
+        raise PointError(f"backend must be one of {', '.join(BACKENDS)}, got "
+                         f"{options['backend']!r}")
+    if options.get("policy", "auto") not in POLICIES:
+        raise PointError(f"policy must be one of {', '.join(POLICIES)}, got {options['policy']!r}")
+    if options.get("threshold", 0) < 0:
+        raise PointError(f"threshold must be non-negative, got {options['threshold']}")
+    return sizes, options
+
+
+def arch_path(name: str) -> Path:
+    """The constraints file an ``arch`` parameter names (``constraints/arch/<name>.toml``)."""
+    from ubgen.arch import ARCH_DIR
+    p = Path(name)
+    return ARCH_DIR / f"{name}.toml" if not p.suffix else p
+
+
+def make_point(app: str, params: dict) -> Point:
+    sizes, options = split_params(app, params)
+    arch = load_arch(options.get("arch", DEFAULT_ARCH))
+    if "fetch_width" in options:
+        fw = options["fetch_width"]
+        if fw < 1 or fw & (fw - 1):
+            raise PointError(f"fetch_width must be a power of two, got {fw}")
+        arch = replace(arch, pub=replace(arch.pub, fetch_width=fw))
+    policy = options.get("policy", "auto")
+    return Point(app, dict(params), sizes, arch, options.get("threshold", 20),
+                 None if policy == "auto" else policy, options.get("backend", "pub"))
+
+
+# --------------------------------------------------------------------------------------------
+# stages
+
+
+def stage_schedule(pt: Point) -> None:
+    """Build the program, schedule it (sequential and optimized), verify, extract buffers."""
+    from ..cli import load_program
+    from ..liveness import total_live_words
+    from ..schedule.report import schedule_program
+    pt.program = load_program(pt.app, pt.sizes)
+    res = schedule_program(pt.program, pt.hw, pt.policy)
+    pt.schedule = res
+    pt.metrics.update(policy=res.optimized.policy, cycles=res.optimized.completion,
+                      cycles_sequential=res.sequential.completion,
+                      sram_words=total_live_words(res.live_optimized),
+                      sram_words_sequential=total_live_words(res.live_sequential),
+                      glb_words=glb_words(pt.program))
+
+
+def stage_map(pt: Point) -> None:
+    """Map every unified buffer (thesis ch. 5); a refused buffer fails the point."""
+    from ..cli_map import BACKENDS, backend_counts, map_report
+    from ..mapping.map_buffer import map_buffers
+    if pt.schedule is None:
+        raise PointError("the map stage needs the schedule stage")
+    from ..pipeline import _levels
+    pt.impls, pt.refused = map_buffers(pt.schedule.buffers, pt.arch, pt.threshold,
+                                       _levels(pt.program))
+    rep = map_report(pt.app, pt.impls, pt.refused, pt.backend, pt.arch)
+    on_array = [n for n, impl in pt.impls.items() if impl.level != "GLB"]
+    pt.metrics.update(mems=rep["backend"]["mems"] + rep["register_file_tiles"],
+                      pub_mems=rep["backend"]["mems"],
+                      register_file_tiles=rep["register_file_tiles"],
+                      registers=rep["registers"],
+                      register_file_words=rep["register_file_words"],
+                      register_file_banks=sum(len(pt.impls[n].register_files) for n in on_array),
+                      mem_sram_words=sum(rep["sram_words_per_mem"]),
+                      backends={b: backend_counts(pt.impls, b, pt.arch) for b in BACKENDS},
+                      read_ports=sum(len(pt.schedule.buffers[n].outputs) for n in on_array))
+    if "controller_pes" in rep["backend"]:
+        pt.metrics["controller_pes"] = rep["backend"]["controller_pes"]
+    if pt.refused:
+        pt.metrics["refused"] = dict(pt.refused)
+        name, why = next(iter(pt.refused.items()))
+        more = f" (and {len(pt.refused) - 1} more)" if len(pt.refused) > 1 else ""
+        raise MappingRefused(f"{why}{more}")
+
+
+class MappingRefused(ValueError):
+    """A buffer the mapping passes refuse (the point is reported, not raised)."""
+
+
+def stage_netlist(pt: Point) -> None:
+    """The PE/MEM/IO netlist (``compiler.backend.build``, the last stage of
+    ``compiler.pipeline.compile_app``): ``pes``, ``mems`` and ``ios`` are its tiles, and the fit
+    is the pipeline's (PE, MEM, IO tiles, GLB banks, GLB words per bank)."""
+    from ..backend.build import build_netlist
+    from ..pipeline import resources
+    if pt.impls is None:
+        raise PointError("the netlist stage needs the map stage")
+    sched = pt.schedule
+    pt.netlist = build_netlist(sched.program, sched.optimized, sched.buffers, pt.impls, pt.arch)
+    net = pt.netlist
+    pt.metrics.update(pes=net.count("pe"), mems=net.count("mem"), ios=net.count("io"),
+                      register_stages=net.register_stages(),
+                      cycles_predicted=net.cycles_predicted)
+    pt.resources = resources(net, pt.arch)
+
+
+# The stages a point can run, in flow order. A new stage is one entry here: a function of the
+# Point that reads what earlier stages left (pt.program, pt.schedule, pt.impls, ...) and sets
+# pt.metrics (e.g. "pes" from the netlist; place-and-route and simulation figures).
+STAGES: dict[str, Callable[[Point], None]] = {
+    "schedule": stage_schedule,
+    "map": stage_map,
+    "netlist": stage_netlist,
+}
+
+
+def glb_words(program) -> int:
+    """Words of the buffers the global buffer holds (the program's inputs and outputs)."""
+    total = 0
+    for buf in program.buffers.values():
+        if buf.kind in ("input", "output") and buf.shape:
+            n = 1
+            for e in buf.shape:
+                n *= e
+            total += n
+    return total
+
+
+def fit(arch: Arch, metrics: dict, resources: dict | None = None) -> dict:
+    """Resources used against what the array has: ``{resource: {used, available}}``, with
+    ``fits`` (``None`` when the constraints file describes no array or nothing was measured)
+    and ``out_of`` (the resources that ran out). With a netlist, ``resources`` is the
+    pipeline's (``compiler.pipeline.resources``: PE, MEM, IO tiles, GLB banks and words);
+    without one, the MEM tiles of the mapping and the GLB words are checked."""
+    if "array" not in arch.raw:
+        return {"fits": None, "out_of": None,
+                "fit": {"note": f"arch {arch.name} describes no array ([array] section)"}}
+    if resources is not None:
+        out_of = [k for k, (need, have) in resources.items() if need > have]
+        return {"fits": not out_of, "out_of": out_of or None,
+                "fit": {k: {"used": n, "available": h} for k, (n, h) in resources.items()}}
+    tiles = arch.array.tile_counts()
+    table = {"pes": (metrics.get("pes"), tiles["pe"]), "mems": (metrics.get("mems"), tiles["mem"])}
+    if "glb" in arch.raw:
+        table["glb_words"] = (metrics.get("glb_words"), arch.glb.banks * arch.glb.bank_words)
+    checked = {k: v for k, v in table.items() if v[0] is not None}
+    out_of = [k for k, (used, avail) in checked.items() if used > avail]
+    detail = {k: {"used": used, "available": avail} for k, (used, avail) in table.items()}
+    if not checked:
+        return {"fits": None, "out_of": None, "fit": detail}
+    return {"fits": not out_of, "out_of": out_of or None, "fit": detail}
+
+
+# --------------------------------------------------------------------------------------------
+# a point
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from ..cli import USER_ERRORS
+    from ..ir.ubimpl import RegisterWidthError
+    from ..mapping.common import MappingError
+    return USER_ERRORS + (MappingError, RegisterWidthError, MappingRefused, PointError)
+
+
+def evaluate_point(app: str, params: dict, stages: tuple[str, ...] | list[str] = DEFAULT_STAGES
+                   ) -> dict:
+    """Run ``stages`` on ``app`` with ``params``; never raises (see the module docstring).
+
+    The result has the params as keys plus ``app, stages, status, error, pes, mems,
+    sram_words, cycles, fits, out_of, fit, seconds`` (per stage) and the other metrics."""
+    from .cache import code_digest
+    result: dict = dict(params)
+    result.update(app=app, stages=list(stages), status="ok", error=None, pes=None, mems=None,
+                  sram_words=None, cycles=None, fits=None, out_of=None, seconds={},
+                  notes=[], code=code_digest())
+    try:
+        unknown = [s for s in stages if s not in STAGES]
+        if unknown:
+            raise PointError(f"unknown stage(s) {', '.join(unknown)}; stages: {', '.join(STAGES)}")
+        pt = make_point(app, params)
+    except _user_errors() as e:
+        return _failed(result, "params", e, "user")
+    for name in stages:
+        t0 = time.perf_counter()
+        try:
+            STAGES[name](pt)
+        except _user_errors() as e:
+            _record(result, pt, name, time.perf_counter() - t0)
+            return _failed(result, name, e, "user")
+        except Exception as e:      # an internal error: reported, never raised, not cached
+            _record(result, pt, name, time.perf_counter() - t0)
+            result["traceback"] = traceback.format_exc(limit=-3)
+            return _failed(result, name, e, "internal")
+        _record(result, pt, name, time.perf_counter() - t0)
+    result.update(fit(pt.arch, pt.metrics, pt.resources))
+    if result["fits"] is False:
+        result["status"] = "does-not-fit"
+    return result
+
+
+def _record(result: dict, pt: Point, stage: str, seconds: float) -> None:
+    result["seconds"][stage] = round(seconds, 3)
+    result.update(pt.metrics)
+    result["notes"] = list(pt.notes) + ([PES_PENDING, FIT_BASIS] if result.get("pes") is None
+                                         else [])
+
+
+def _failed(result: dict, stage: str, e: BaseException, kind: str) -> dict:
+    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    if kind == "internal":
+        msg = f"internal error: {type(e).__name__}: {msg}"
+    result.update(status="error", error=f"{stage}: {msg}", error_kind=kind)
+    return result
