@@ -23,37 +23,11 @@ from ubgen.arch import ArchError
 from .ir.index import IndexError_
 from .ir.program import Program, ProgramError
 from .poly.extract import ExtractError
+from .source import load_program, parse_sizes as _sizes
 from .verify import ScheduleError, VerifyError
 
 USER_ERRORS = (ProgramError, IndexError_, ExtractError, VerifyError, ScheduleError, ArchError,
                ValueError, KeyError)   # MappingError, NetlistError and FitError are ValueErrors
-
-
-def load_program(app: str, sizes: dict[str, int]) -> Program:
-    """``APP`` is an application name (``apps.get_app``) or a Program JSON file."""
-    if app.endswith(".json"):
-        try:
-            return Program.from_dict(json.loads(Path(app).read_text()))
-        except FileNotFoundError:
-            raise ValueError(f"program file {app} not found") from None
-        except (json.JSONDecodeError, TypeError) as e:
-            raise ValueError(f"program file {app} is not a valid Program JSON: {e}") from None
-    from apps import get_app
-    module = get_app(app)
-    try:
-        return module.build(**sizes)
-    except TypeError as e:
-        raise ValueError(f"{app}: bad size argument: {e}") from None
-
-
-def _sizes(items: list[str]) -> dict[str, int]:
-    out = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not value.lstrip("-").isdigit():
-            raise ValueError(f"--size expects NAME=INTEGER, got '{item}'")
-        out[key] = int(value)
-    return out
 
 
 def _dump(result, app: str, directory: str) -> None:

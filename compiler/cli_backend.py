@@ -85,7 +85,7 @@ def _check_dir(path: str | None) -> None:
 
 
 def _compile(args) -> CompileResult:
-    from .cli import _sizes
+    from .source import parse_sizes as _sizes
     return compile_app(args.app, args.arch, _sizes(args.size))
 
 

@@ -88,7 +88,7 @@ def map_report(app: str, impls: dict[str, UBImpl], refused: dict[str, str], back
 
 
 def cmd_map(args) -> int:
-    from .cli import _sizes, load_program
+    from .source import load_program, parse_sizes as _sizes
     from .mapping.map_buffer import map_buffers
     from .schedule.params import HwParams
     from .schedule.report import schedule_program

@@ -150,7 +150,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     from .mapping.shift_register import DEFAULT_THRESHOLD
     from .schedule.params import HwParams
     from .schedule.report import schedule_program
-    from .cli import load_program          # moves to compiler.source with the CLI package
+    from .source import load_program
     from .backend.build import build_netlist
 
     arch = arch if isinstance(arch, Arch) else load_arch(arch)

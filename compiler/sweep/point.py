@@ -172,7 +172,7 @@ def make_point(app: str, params: dict) -> Point:
 
 def stage_schedule(pt: Point) -> None:
     """Build the program, schedule it (sequential and optimized), verify, extract buffers."""
-    from ..cli import load_program
+    from ..source import load_program
     from ..liveness import total_live_words
     from ..schedule.report import schedule_program
     pt.program = load_program(pt.app, pt.sizes)
