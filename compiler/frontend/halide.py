@@ -1,5 +1,5 @@
-"""A Halide-style DSL that lowers to the Program IR (thesis §3.2, paper Fig. 1 and §V-A,
-DESIGN §3.1).
+"""A Halide-style DSL that lowers to the Program IR (thesis §3.2, paper Fig. 1 and §V-A;
+docs/apps.md "Write your own app").
 
 Algorithm::
 
@@ -41,7 +41,13 @@ Lowering (:meth:`Pipeline.lower`) infers rectangular bounds from the consumers' 
 (halos included, interval arithmetic over the consumers' loops), orders the loops as scheduled
 (Halide's default: the first variable innermost; reduction variables inside the pure ones in
 updates), emits producers before consumers and turns each definition into an op whose kernel is
-a :class:`~compiler.ir.expr.Kernel` DAG (identical loads are shared). Loop names are
+a :class:`~compiler.ir.expr.Kernel` DAG (identical loads are shared). A function with update
+definitions (a reduction over an ``RDom``) is never inlined: wherever it is computed (root,
+``compute_at``, ``store_at``) it gets its pure definition and then each update, each with its
+own loops over the region its consumers need, as Halide computes it; an update's reads of its
+own function are not consumers, and an update must write and read inside that region (Halide
+would grow the region of the earlier stages; this lowering refuses it). A pure variable in an
+update keeps its position in the arguments (as in Halide). Loop names are
 ``<func>_<dim>`` (``<func>_u<i>_<dim>`` for update ``i``), op names ``<func>`` / ``<func>_u<i>``.
 Errors are one-line :class:`HalideError` naming the function.
 """
@@ -450,6 +456,12 @@ class Func:
         if len(args) != len(self.pure_vars):
             raise HalideError(f"func {self.name}: update has {len(args)} arguments, the pure "
                               f"definition {len(self.pure_vars)}")
+        for k, a in enumerate(args):
+            if isinstance(a, Var) and a.name != self.pure_vars[k].name:
+                raise HalideError(f"func {self.name}: update has pure variable {a.name} at "
+                                  f"position {k}, the pure definition "
+                                  f"{self.pure_vars[k].name} (as in Halide, a pure variable "
+                                  f"keeps its position)")
         rvars: list[RVar] = []
         for e in list(args) + [value]:
             for n in _walk(e):
@@ -679,50 +691,62 @@ class _Lowering:
         return _Region(mins, exts)
 
     def lower(self, name: str) -> Program:
-        # compute levels and the stages that call each function
-        for f in self.funcs:
-            self.calls[f] = []
-        for f in self.order:
-            if isinstance(f, Input):
-                self.calls[f] = []
+        """The Program: call graph, compute levels, bounds (consumers first), then emission."""
+        self.collect_calls()
+        self.check_hw_accelerate()
+        for f in reversed(self.funcs):     # consumers first
+            if isinstance(f.compute, tuple):
+                self.compute_stage[f] = self.compute_level(f)
+        self.infer_bounds()
+        return self.build(name)
+
+    def collect_calls(self) -> None:
+        """``calls[g]``: the (stage, call) pairs reading ``g`` from another function; an
+        update's reads of its own function are not consumers (they do not set its region)."""
+        self.calls = {f: [] for f in self.order}
         for c in self.funcs:
             for s, d in enumerate(c.defs):
                 for n in list(_walk(self.expand(c, d))) + \
                         [m for a in self.expanded[(id(d), "args")] for m in _walk(a)]:
-                    if isinstance(n, CallE) and not _inlined(n.target):
+                    if isinstance(n, CallE) and not _inlined(n.target) and n.target is not c:
                         self.calls[n.target].append((c.stages[s], n))
         for f in self.funcs:
             if f.compute is None:      # functions with updates cannot be inlined
                 f.compute = "root"
+
+    def check_hw_accelerate(self) -> None:
         if self.out.hw is not None:
             for v in self.out.hw:
                 if v not in self.out.stages[0].dims:
                     raise HalideError(f"func {self.out.name}: hw_accelerate: no loop {v}")
-        for f in reversed(self.funcs):     # consumers first
-            if isinstance(f.compute, tuple):
-                cf, v = f.compute
-                if cf not in self.funcs:
-                    raise HalideError(f"func {f.name}: compute_at({cf.name}, {v}): "
-                                      f"{cf.name} is not in the pipeline")
-                # the stage of cf that uses f, directly or through functions computed at
-                # the same loop
-                levels = []
-                for st, _ in self.calls[f]:
-                    if st.func is cf:
-                        levels.append(st)
-                    elif st.func.compute == f.compute and st.func in self.compute_stage:
-                        levels.append(self.compute_stage[st.func][0])
-                    else:
-                        raise HalideError(f"func {f.name}: is computed at {cf.name}'s loop "
-                                          f"{v} but used by {st.func.name}, which is not")
-                if len(set(map(id, levels))) > 1:
-                    raise HalideError(f"func {f.name}: is computed at {cf.name}'s loop {v} "
-                                      f"but used by several stages of {cf.name}")
-                if v not in levels[0].dims or v in levels[0].unrolled:
-                    raise HalideError(f"func {f.name}: compute_at({cf.name}, {v}): {v} is not "
-                                      f"a loop of {levels[0].label}")
-                self.compute_stage[f] = (levels[0], v)
-        # bounds, consumers before producers
+
+    def compute_level(self, f: Func) -> tuple[Stage, str]:
+        """The (stage, loop) ``f.compute_at(cf, v)`` names: the stage of ``cf`` that uses
+        ``f``, directly or through functions computed at the same loop."""
+        cf, v = f.compute
+        if cf not in self.funcs:
+            why = ("is inlined, so it has no loops (schedule it with compute_root or "
+                   "compute_at)" if _inlined(cf) else "is not in the pipeline")
+            raise HalideError(f"func {f.name}: compute_at({cf.name}, {v}): {cf.name} {why}")
+        levels = []
+        for st, _ in self.calls[f]:
+            if st.func is cf:
+                levels.append(st)
+            elif st.func.compute == f.compute and st.func in self.compute_stage:
+                levels.append(self.compute_stage[st.func][0])
+            else:
+                raise HalideError(f"func {f.name}: is computed at {cf.name}'s loop "
+                                  f"{v} but used by {st.func.name}, which is not")
+        if len(set(map(id, levels))) > 1:
+            raise HalideError(f"func {f.name}: is computed at {cf.name}'s loop {v} "
+                              f"but used by several stages of {cf.name}")
+        if v not in levels[0].dims or v in levels[0].unrolled:
+            raise HalideError(f"func {f.name}: compute_at({cf.name}, {v}): {v} is not "
+                              f"a loop of {levels[0].label}")
+        return levels[0], v
+
+    def infer_bounds(self) -> None:
+        """Regions, storage and loops of every function and input, consumers first."""
         out = self.out
         for f in reversed(self.order):
             if f is out:
@@ -735,25 +759,52 @@ class _Lowering:
             else:
                 self.infer_func(f)
             self.make_loops(f)
+            self.check_updates(f)
         self.storage[out] = self.region[out]
-        # build
+
+    def build(self, name: str) -> Program:
         prog = Program(name)
         for f in self.order:
             if isinstance(f, Input):
                 prog.add_input(f.name, self.storage[f].extents, f.type)
         for f in self.funcs:
             shape = [e for e, keep in zip(self.storage[f].extents, self.kept_dims(f)) if keep]
-            level = f.level
-            if level is None and (f.streamed or (out.hw and f is not out
-                                                 and f.compute == "root")):
-                level = "GLB"
-            prog.add_buffer(f.name, shape, f.value_type(), "output" if f is out else "temp",
-                            level)
+            prog.add_buffer(f.name, shape, f.value_type(),
+                            "output" if f is self.out else "temp", self.level_of(f))
         for f in self.funcs:
-            if f.compute == "root" and f is not out:
+            if f.compute == "root" and f is not self.out:
                 self.emit(f, prog)
-        self.emit(out, prog)
+        self.emit(self.out, prog)
         return prog.validate()
+
+    def level_of(self, f: Func) -> str | None:
+        """``store_in``'s level; GLB for streamed functions and, under ``hw_accelerate``, for
+        the functions computed at the root (outside the accelerated loops)."""
+        if f.level is None and (f.streamed or (self.out.hw and f is not self.out
+                                               and f.compute == "root")):
+            return "GLB"
+        return f.level
+
+    def check_updates(self, f: Func) -> None:
+        """Every update writes and reads ``f`` inside the region its consumers need (Halide
+        would grow the earlier stages' region; this lowering does not)."""
+        reg = self.region[f]
+        fixed = set(self.enclosing[f])
+        for stage, d in zip(f.stages[1:], f.defs[1:]):
+            env = self.orig[(f, stage.index)]
+            where = f"func {f.name}: "
+            sites = [("writes", self.expanded[(id(d), "args")])]
+            sites += [("reads", n.args) for n in _walk(self.expand(f, d))
+                      if isinstance(n, CallE) and n.target is f]
+            for what, args in sites:
+                for k, a in enumerate(args):
+                    lo, ext = self.bounds(self.to_index(a, env, where), fixed, where)
+                    off = lo - reg.mins[k]
+                    if off.terms or off.floors or off.const < 0 or \
+                            off.const + ext > reg.extents[k]:
+                        raise HalideError(f"func {f.name}: {stage.label} {what} dimension {k} "
+                                          f"outside the region its consumers need "
+                                          f"(updates must stay inside it)")
 
     def fixed_for(self, level, f) -> list[str]:
         """Loop names enclosing ``level`` = (consumer stage, dim) or None (root)."""

@@ -5,7 +5,8 @@ import pytest
 
 from compiler.frontend.halide import (Func, HalideError, Input, Pipeline, RDom, Var, absd,
                                       cast, lookup, max_, min_, select)
-from compiler.frontend.halide_check import crosscheck, from_hl_buffer, to_hl_buffer
+from compiler.frontend.halide_check import (crosscheck, from_hl_buffer, realize_halide,
+                                            to_hl_buffer)
 from compiler.interp import run
 from compiler.ir import Loop, s16, u16
 
@@ -204,10 +205,35 @@ def test_dsl_errors_are_one_line():
     f = Func("oob")
     f[x, y] = small[x + 1, y]
     cases.append((f, (4, 4), "input small: accesses need shape at least \\[5, 4\\]"))
+    r = RDom([(0, 3)], "r")
+    acc, user = Func("acc"), Func("user")
+    acc[x, y] = inp[x, y]
+    acc[r.x, y] = acc[r.x, y] + 1          # writes columns 0..2; the consumer needs 0..1
+    user[x, y] = acc[x, y]
+    cases.append((user, (2, 2), "func acc: acc_u0 writes dimension 0 outside the region"))
+    g, h = Func("g"), Func("h")
+    g[x, y] = inp[x, y]
+    h[x, y] = g[x, y] + g[x + 1, y]
+    g.compute_at(Func("nowhere"), x)
+    cases.append((h, (4, 4), "func g: compute_at\\(nowhere, x\\): nowhere is not in the"))
+    a, b, c = Func("a"), Func("b"), Func("c")
+    a[x, y] = inp[x, y]
+    b[x, y] = a[x, y] * 2                  # b is inlined into c
+    c[x, y] = b[x, y] + 1
+    a.compute_at(b, x)
+    cases.append((c, (4, 4), "func a: compute_at\\(b, x\\): b is inlined"))
     for func, sizes, msg in cases:
         with pytest.raises(HalideError, match=msg) as e:
             Pipeline(func).lower("bad", sizes)
         assert "\n" not in str(e.value)
+
+
+def test_update_pure_variable_keeps_its_position():
+    x, y = Var("x"), Var("y")
+    f = Func("f")
+    f[x, y] = cast(u16, 0)
+    with pytest.raises(HalideError, match="func f: update has pure variable y at position 0"):
+        f[y, x] = f[y, x] + 1
 
 
 def test_store_at_outside_compute_at():
@@ -235,3 +261,89 @@ def test_shared_subexpressions_become_one_dag_node():
     nodes = prog.op("f").kernel.nodes()
     assert [n.op for n in nodes if hasattr(n, "op")] == ["sub", "mul", "add"]
     crosscheck(f, {"input": rand((5,), s16)}, (4,))
+
+
+def _reduction_then_shift(schedule: str, shift: int = 2):
+    """The Halide-to-Hardware pattern: ``f = 0; f += in(window); out = f >> 2`` with the
+    reduction consumed by another function, under ``schedule``."""
+    x, y, xo, xi = Var("x"), Var("y"), Var("xo"), Var("xi")
+    inp = Input("input", u16)
+    r = RDom([(0, 3), (0, 3)], "r")
+    f, out = Func("f"), Func("out")
+    f[x, y] = cast(u16, 0)
+    f[x, y] += inp[x + r.x, y + r.y]
+    out[x, y] = f[x, y] >> shift
+    if schedule == "root":
+        f.compute_root()
+    elif schedule == "compute_at":
+        out.split(x, xo, xi, 4)
+        f.compute_at(out, xo)
+    elif schedule == "store_at":
+        f.compute_at(out, x).store_at(out, y)
+    elif schedule == "unrolled":
+        f.compute_at(out, y)
+        f.update(0).unroll(r.x).unroll(r.y)
+    return out
+
+
+@pytest.mark.parametrize("schedule", ["default", "root", "compute_at", "store_at", "unrolled"])
+def test_reduction_consumed_by_another_function(schedule):
+    out = _reduction_then_shift(schedule)
+    prog = Pipeline(out).lower("red", (8, 6))
+    names = [op.name for op in prog.ops()]
+    assert names == ["f", "f_u0", "out"]
+    upd = prog.op("f_u0")
+    assert [str(a) for a in upd.loads][0] == str(upd.store)      # read-modify-write
+    if schedule in ("default", "root"):
+        assert prog.buffers["f"].shape == (8, 6)
+        assert len(upd.loops) == 4                                # y, x, r.y, r.x
+    elif schedule == "compute_at":
+        assert prog.buffers["f"].shape == (4,)                    # one xo block of a row
+        assert [lp.name for lp in upd.loops] == ["out_y", "out_xo", "f_u0_x", "f_u0_r_y",
+                                                 "f_u0_r_x"]
+    elif schedule == "store_at":
+        assert prog.buffers["f"].shape == (8,)                    # a line buffer of a row
+        assert str(upd.store) == "f[out_x]"
+    else:
+        assert len(upd.loads) == 10                               # 9 taps folded, 1 op
+    inputs = {"input": rand((10, 8))}
+    crosscheck(out, inputs, (8, 6))
+    # negative control: the same schedule with another shift differs from Halide's result
+    wrong = run(Pipeline(_reduction_then_shift(schedule, 3)).lower("w", (8, 6)), inputs)
+    assert not np.array_equal(wrong["out"], realize_halide(out, inputs, (8, 6)))
+
+
+def test_multi_stage_dnn_layers_conv_relu_conv():
+    """conv -> ReLU -> conv, each conv a reduction over a 3x3 window and the channels,
+    consumed by the next layer: compute_root, then the first conv and its ReLU per output
+    row of the second conv, with the channel reduction unrolled."""
+    x, y, k = Var("x"), Var("y"), Var("k")
+    inp, w1, w2 = Input("input", s16), Input("w1", s16), Input("w2", s16)
+    r1 = RDom([(0, 3), (0, 3), (0, 2)], "r1")
+    r2 = RDom([(0, 3), (0, 3), (0, 3)], "r2")
+    conv1, relu, conv2 = Func("conv1"), Func("relu"), Func("conv2")
+    conv1[x, y, k] = cast(s16, 0)
+    conv1[x, y, k] += w1[r1.x, r1.y, r1.z, k] * inp[x + r1.x, y + r1.y, r1.z]
+    relu[x, y, k] = max_(conv1[x, y, k] >> 4, cast(s16, 0))
+    conv2[x, y, k] = cast(s16, 0)
+    conv2[x, y, k] += w2[r2.x, r2.y, r2.z, k] * relu[x + r2.x, y + r2.y, r2.z]
+    inputs = {"input": rand((10, 9, 2), s16) >> 4, "w1": rand((3, 3, 2, 3), s16) >> 10,
+              "w2": rand((3, 3, 3, 2), s16) >> 10}
+    for sched in ("root", "at"):
+        if sched == "root":
+            conv1.compute_root()
+            relu.compute_root()
+        else:
+            conv1.compute_at(conv2, y)
+            relu.compute_at(conv2, y)
+            conv1.update(0).unroll(r1.z)
+        prog = Pipeline(conv2).lower("dnn", (6, 5, 2))
+        names = [op.name for op in prog.ops()]
+        if sched == "root":
+            assert names == ["conv1", "conv1_u0", "relu", "conv2", "conv2_u0"]
+        else:   # the first layer inside the second one's update loops (its consumer)
+            assert names == ["conv2", "conv1", "conv1_u0", "relu", "conv2_u0"]
+            assert prog.buffers["conv1"].shape == (8, 3, 3)      # 3 rows of 8 x 3 channels
+            assert [lp.name for lp in prog.op("conv1_u0").loops][:2] == ["conv2_u0_k",
+                                                                   "conv2_u0_y"]
+        crosscheck(conv2, inputs, (6, 5, 2))
