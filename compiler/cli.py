@@ -103,7 +103,9 @@ def cmd_schedule(args) -> int:
 
 def add_app_arguments(s: argparse.ArgumentParser, default_arch: str = "pub") -> None:
     """``APP``, ``--arch`` and ``--size``: how every ``ubc`` subcommand names its input."""
-    s.add_argument("app", metavar="APP", help="application name (apps/) or a Program JSON file")
+    s.add_argument("app", metavar="APP", help="application name (apps/), a Python app file "
+                   "(FILE.py: build(**sizes), make_inputs(seed=0, **sizes); docs/apps.md) or a "
+                   "Program JSON file")
     s.add_argument("--arch", default=default_arch, metavar="A",
                    help=f"constraints file name or path (default: {default_arch})")
     s.add_argument("--size", action="append", default=[], metavar="NAME=N",

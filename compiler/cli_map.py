@@ -97,7 +97,8 @@ def cmd_map(args) -> int:
         raise ValueError(f"--threshold must be non-negative, got {args.threshold}")
     program = load_program(args.app, _sizes(args.size))
     result = schedule_program(program, HwParams.from_arch(arch))
-    impls, refused = map_buffers(result.buffers, arch, args.threshold)
+    from .pipeline import _levels
+    impls, refused = map_buffers(result.buffers, arch, args.threshold, _levels(program))
     rep = map_report(args.app, impls, refused, args.backend, arch)
     if args.json:
         print(json.dumps(rep))

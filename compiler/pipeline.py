@@ -3,7 +3,8 @@
 
 Stages, each a pure function of the previous IRs (per-stage seconds in the report):
 
-1. ``frontend``: the application's Program (an apps/ module, a Program JSON file or a Program);
+1. ``frontend``: the application's Program (an apps/ module, a Python app file, a Program JSON
+   file or a Program; :mod:`compiler.source`);
 2. ``schedule``: tree-height reduction, polyhedral extraction, the sequential and optimized
    schedules (both verified by isl), liveness and the unified buffers
    (``compiler.schedule.report.schedule_program``);
@@ -106,18 +107,12 @@ def require_fit(result: CompileResult) -> None:
 
 
 def app_inputs(result: CompileResult, seed: int = 0) -> dict:
-    """The application's inputs: its module's ``make_inputs(seed, **sizes)`` when it has one,
-    else uniformly random words of every input buffer's type."""
-    import numpy as np
-    from .interp import numpy_dtype
-    if result.module is not None and hasattr(result.module, "make_inputs"):
-        return result.module.make_inputs(seed, **result.sizes)
-    rng = np.random.default_rng(seed)
-    return {b.name: rng.integers(0, 1 << b.type.bits, b.shape).astype(np.int64).astype(
-                numpy_dtype(b.type)) if not b.type.signed else
-            rng.integers(-(1 << (b.type.bits - 1)), 1 << (b.type.bits - 1), b.shape).astype(
-                numpy_dtype(b.type))
-            for b in result.program.buffers.values() if b.kind == "input"}
+    """The application's inputs: its module's ``make_inputs(seed, **sizes)`` when it has one
+    (an apps/ module or a Python app file), else uniformly random words of every input
+    buffer's type (:func:`compiler.source.app_inputs`)."""
+    from .source import AppSource, app_inputs as source_inputs
+    return source_inputs(AppSource(result.app, result.program, result.module, result.sizes),
+                         seed)
 
 
 def check_result(result: CompileResult, seed: int = 0):
@@ -140,7 +135,8 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
                 sizes: dict[str, int] | None = None, *, threshold: int | None = None,
                 policy: str | None = None, balance: bool = True,
                 until: str = "netlist") -> CompileResult:
-    """Compile ``app`` (an application name, a Program JSON file or a Program) for ``arch``
+    """Compile ``app`` (an application name, a Python app file, a Program JSON file or a
+    Program) for ``arch``
     through every stage (module docstring). Raises the stages' one-line errors
     (``ProgramError``, ``ExtractError``, ``VerifyError``, ``ScheduleError``, ``ArchError``,
     ``MappingError`` for a refused buffer, ``NetlistError``). ``until="map"`` stops after buffer
@@ -150,7 +146,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     from .mapping.shift_register import DEFAULT_THRESHOLD
     from .schedule.params import HwParams
     from .schedule.report import schedule_program
-    from .source import load_program
+    from .source import load_app
     from .backend.build import build_netlist
 
     arch = arch if isinstance(arch, Arch) else load_arch(arch)
@@ -160,10 +156,8 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     if isinstance(app, Program):
         program, name = app, app.name
     else:
-        program, name = load_program(str(app), sizes or {}), Path(str(app)).stem
-        if not str(app).endswith(".json"):
-            from apps import get_app
-            module = get_app(str(app))
+        source = load_app(str(app), sizes or {})
+        program, name, module = source.program, source.name, source.module
     seconds["frontend"] = time.perf_counter() - t
 
     t = time.perf_counter()

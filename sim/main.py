@@ -3,7 +3,8 @@
 Compiles an application and checks every level the toolchain has, printing progress:
 
 1. golden: the reference interpreter (``compiler.interp``) on the app's inputs equals the app's
-   independent numpy reference, bit for bit;
+   independent numpy reference, bit for bit (an app file without a reference: real Halide when
+   its Program came from the Halide-style DSL; ``compiler.source.golden``);
 2. schedule: tree-height reduction of the kernels (``compiler.frontend.tree_height``), the
    sequential baseline and the optimized schedule, both proven by the isl verifier; the
    interpreter running the balanced program (the one ``ubc schedule`` schedules and dumps) in
@@ -45,9 +46,10 @@ def _equal(a: dict, b: dict, what: str) -> None:
 
 
 def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
-    from apps import get_app
     from compiler.interp import run as interp
     from compiler.mapping.map_buffer import map_buffers
+    from compiler.pipeline import _levels
+    from compiler.source import app_inputs, golden as app_golden, load_app
     from compiler.mapping.registers import pack_register_files
     from compiler.model import check_buffer
     from compiler.schedule.params import HwParams
@@ -56,25 +58,27 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
 
     t0 = time.perf_counter()
     arch = load_arch(arch_name)
-    app = get_app(app_name)
-    program = app.build()
-    inputs = app.make_inputs(seed)
-    step(f"{app_name}: {len(program.ops())} ops, inputs "
+    source = load_app(app_name)
+    program = source.program
+    inputs = app_inputs(source, seed)
+    step(f"{source.name}: {len(program.ops())} ops, inputs "
          f"{', '.join(f'{k}{list(v.shape)}' for k, v in inputs.items())}", t0)
 
-    golden = interp(program, inputs)
-    _equal(golden, app.reference(inputs), "interpreter vs numpy reference")
-    step("golden: interpreter == numpy reference (bit-exact)", t0)
+    try:
+        golden, how = app_golden(source, inputs)
+    except AssertionError as e:
+        raise Failure(str(e)) from None
+    step(f"golden: {how}", t0)
 
     res = schedule_program(program, HwParams.from_arch(arch))
-    summary = res.summary(app_name)
+    summary = res.summary(source.name)
     step(f"schedule ({summary['policy']}): {summary['cycles_sequential']} cycles sequential -> "
          f"{summary['cycles_optimized']} optimized, verified by isl", t0)
     _equal(interp(res.program, inputs, order=res.optimized.time_fn()), golden,
            "interpreter in optimized-schedule order")
     step("interpreter (balanced kernels) in the optimized schedule's order == golden", t0)
 
-    impls, refused = map_buffers(res.buffers, arch)
+    impls, refused = map_buffers(res.buffers, arch, levels=_levels(program))
     if refused:
         raise Failure("mapping refused: " + "; ".join(refused.values()))
     mems = sum(i.mems for i in impls.values())
@@ -109,7 +113,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sim.main", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--app", default="gaussian", help="application name (apps/)")
+    ap.add_argument("--app", default="gaussian",
+                    help="application name (apps/), or a Python app file (docs/apps.md)")
     ap.add_argument("--arch", default="pub", help="constraints/arch name or path")
     ap.add_argument("--no-rtl", action="store_true", help="skip the Verilator cross-check")
     ap.add_argument("--seed", type=int, default=0, help="input generator seed")
@@ -125,7 +130,7 @@ def main(argv=None) -> int:
         return 2
     paper = PAPER_CYCLES.get(args.app)
     ref = f" (paper Table VI: {paper[0]} -> {paper[1]})" if paper else ""
-    print(f"\n{args.app}: PASS  cycles {s['cycles_sequential']} -> {s['cycles_optimized']}{ref}; "
+    print(f"\n{s['app']}: PASS  cycles {s['cycles_sequential']} -> {s['cycles_optimized']}{ref}; "
           f"SRAM words {s['sram_words_sequential']} -> {s['sram_words_optimized']}; "
           f"MEMs {s['mems']}; shift registers {s['shift_registers']}"
           + (f"; register-file words {s['register_file_words']} in "

@@ -1,6 +1,8 @@
 """Run the RTL cross-check of :mod:`sim.xcheck` for one app outside pytest (``make sim``)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from sim.runner import BUILD, run_cocotb
 from sim.xcheck import app_jobs, write_jobs
 from ubgen.arch import load_arch
@@ -25,7 +27,7 @@ def run_xcheck(apps: str | list[str], arch: str = "pub",
     text = block_verilog(load_arch(arch), "pub")
     if not src.exists() or src.read_text() != text:
         src.write_text(text)
-    path = write_jobs(jobs, d / f"{'_'.join(apps)}_jobs.json")
+    path = write_jobs(jobs, d / f"{'_'.join(Path(a).stem for a in apps)}_jobs.json")
     run_cocotb(name=name, sources=[src], toplevel="pub", test_module="sim.tb.test_xcheck",
                testcase=["xcheck"], build_args=["-CFLAGS", "-O0"],
                extra_env={"UBGEN_ARCH": arch, "UBGEN_XCHECK_JOBS": str(path)})

@@ -45,7 +45,6 @@ class Job:
 def app_jobs(app: str, arch: Arch | str = "pub", buffers: list[str] | None = None,
              sizes: dict | None = None, seed: int = 0) -> list[Job]:
     """One :class:`Job` per single-tile PUB block of ``app`` (optionally only ``buffers``)."""
-    from apps import get_app
     from compiler.mapping.common import t2addr
     from compiler.mapping.map_buffer import map_buffers
     from compiler.model import _points, run_impl, simulate_pub
@@ -53,10 +52,12 @@ def app_jobs(app: str, arch: Arch | str = "pub", buffers: list[str] | None = Non
     from compiler.schedule.report import schedule_program
 
     arch = load_arch(arch) if isinstance(arch, str) else arch
-    program = get_app(app).build(**(sizes or {}))
+    from compiler.pipeline import _levels
+    from compiler.source import load_program
+    program = load_program(app, sizes or {})
     result = schedule_program(program, HwParams.from_arch(arch))
     wanted = {n: b for n, b in result.buffers.items() if buffers is None or n in buffers}
-    impls, _refused = map_buffers(wanted, arch)
+    impls, _refused = map_buffers(wanted, arch, levels=_levels(program))
     rng = np.random.default_rng(seed)
     jobs = []
     for name, impl in impls.items():

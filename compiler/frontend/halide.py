@@ -557,7 +557,13 @@ class Pipeline:
         self.output = output
 
     def lower(self, name: str, sizes: Sequence[int]) -> Program:
-        return _Lowering(self.output, tuple(int(s) for s in sizes)).lower(name)
+        """The Program computing the output over ``[0, sizes)``. The Program remembers where
+        it came from (``program.halide = (output Func, sizes)``) so that an app file without
+        a reference is cross-checked with real Halide (:func:`compiler.source.golden`)."""
+        sizes = tuple(int(s) for s in sizes)
+        prog = _Lowering(self.output, sizes).lower(name)
+        prog.halide = (self.output, sizes)
+        return prog
 
 
 def _inlined(f) -> bool:

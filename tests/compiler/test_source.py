@@ -1,0 +1,106 @@
+"""compiler/source.py: apps from a Python file (the apps/ protocol), Program JSON files, the
+golden of an app file (its reference, else real Halide for a Halide-style file), and the
+one-line errors of files that are not apps. The two worked files of examples/ go through
+``make sim``'s main job and the netlist model here (what CI runs of them)."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compiler.cli import main
+from compiler.ir import Arg, Call, Const, Kernel, u16
+from compiler.pipeline import app_inputs, check_result, compile_app
+from compiler.source import AppError, GoldenMismatch, app_inputs as src_inputs, golden, load_app
+from sim import main as sim_main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted(str(p) for p in (ROOT / "examples").glob("*.py"))
+
+
+def test_examples_are_one_per_dsl():
+    texts = [Path(p).read_text() for p in EXAMPLES]
+    assert len(EXAMPLES) == 2
+    assert sum("compiler.frontend.halide import" in t for t in texts) == 1
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: Path(p).stem)
+def test_example_passes_make_sim_and_the_netlist_model(path, capsys):
+    assert sim_main.main(["--app", path, "--no-rtl"]) == 0
+    out = capsys.readouterr().out
+    assert f"{Path(path).stem}: PASS" in out
+    assert ("interpreter == real Halide (bit-exact)" in out
+            or "interpreter == numpy reference (bit-exact)" in out)
+    result = compile_app(path, "cgra_4x4", {"width": 12, "height": 10})
+    check = check_result(result)
+    assert check.ok, check.summary()
+    assert app_inputs(result)["input"].shape == (12, 10)      # the file's make_inputs
+
+
+@pytest.mark.parametrize("command", ["schedule", "map", "compile"])
+def test_ubc_commands_take_an_app_file(command, capsys):
+    path = str(ROOT / "examples" / "halide_box_blur.py")
+    assert main([command, path, "--size", "width=16", "--size", "height=8", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["app"] in (path, "halide_box_blur")
+
+
+def test_halide_file_golden_is_cross_checked_with_real_halide():
+    src = load_app(str(ROOT / "examples" / "halide_box_blur.py"), {"width": 10, "height": 8})
+    assert src.program.halide is not None and not hasattr(src.module, "reference")
+    inputs = src_inputs(src, 3)
+    outs, how = golden(src, inputs)
+    assert how == "interpreter == real Halide (bit-exact)" and outs["output"].shape == (8, 6)
+    # negative control: a Program that no longer computes what the DSL says is caught
+    op = src.program.op("output")
+    op.kernel = Kernel("wrong", 1, Call("lshr", (Arg(0, u16), Const(2, u16))), (u16,))
+    with pytest.raises(GoldenMismatch, match="interpreter vs real Halide: output 'output'"):
+        golden(src, inputs)
+
+
+def test_reference_golden_and_its_negative_control():
+    src = load_app(str(ROOT / "examples" / "loopnest_edges.py"), {"width": 12, "height": 9})
+    inputs = src_inputs(src)
+    assert golden(src, inputs)[1] == "interpreter == numpy reference (bit-exact)"
+    src.module.THRESHOLD = 0            # the reference now disagrees with the Program
+    with pytest.raises(GoldenMismatch, match="numpy reference: output 'edges' differs"):
+        golden(src, inputs)
+
+
+BAD_FILES = {
+    "syntax.py": ("def build(:\n", "syntax error at line 1"),
+    "noinputs.py": ("def build():\n    return None\n", "defines no make_inputs()"),
+    "notprog.py": ("def build():\n    return 3\ndef make_inputs(seed=0):\n    return {}\n",
+                   "build() returned int, expected a Program"),
+    "raises.py": ("def build():\n    return 1 // 0\ndef make_inputs(seed=0):\n    return {}\n",
+                  "build() raised ZeroDivisionError"),
+    "imports.py": ("import no_such_module_here\n", "importing it raised ModuleNotFoundError"),
+    "halide_err.py": ("from compiler.frontend.halide import Func, Pipeline, Var\n"
+                      "def build():\n    x = Var('x')\n    f = Func('f')\n    f[x] = x\n"
+                      "    return Pipeline(f).lower('p', (4,))\n"
+                      "def make_inputs(seed=0):\n    return {}\n",
+                      "build() raised HalideError: func f: uses loop variable x as a value"),
+    "notprogram.json": ('{"name": "x"}', "is not a Program JSON: expected an object"),
+    "badkey.json": ('{"program": "p", "buffers": [], "children": [{"op": "a"}]}',
+                    "is not a Program JSON: missing key 'loads'"),
+    "notjson.json": ("{", "is not valid JSON"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_bad_app_files_are_one_line_errors(name, tmp_path, capsys):
+    text, msg = BAD_FILES[name]
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(AppError, match=msg.replace("(", "\\(").replace(")", "\\)")):
+        load_app(str(path))
+    assert main(["schedule", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ubc: error: ") and str(path) in err and err.count("\n") == 1
+
+
+def test_unknown_size_of_an_app_file(capsys):
+    path = str(ROOT / "examples" / "loopnest_edges.py")
+    assert main(["map", path, "--size", "widht=8"]) == 1
+    assert "unknown size widht (SIZES has width, height)" in capsys.readouterr().err
+    assert load_app(path, {"width": 8}).program.buffers["input"].shape == (8, 32)
