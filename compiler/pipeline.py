@@ -142,6 +142,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     ``MappingError`` for a refused buffer, ``NetlistError``). ``until="map"`` stops after buffer
     mapping and keeps the refused buffers' reasons in ``refused`` instead of raising."""
     from .mapping.common import MappingError
+    from .mapping.hierarchy import storage_mismatches
     from .mapping.map_buffer import map_buffers
     from .mapping.shift_register import DEFAULT_THRESHOLD
     from .schedule.params import HwParams
@@ -175,6 +176,11 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
         return result
     if refused:
         raise MappingError(next(iter(refused.values())))
+    mismatch = storage_mismatches({b.name: b.live_words for b in scheduled.live_optimized},
+                                  impls, {b.name: b.kind for b in program.buffers.values()},
+                                  _levels(program))
+    if mismatch:
+        raise MappingError(mismatch[0])
 
     t = time.perf_counter()
     netlist = build_netlist(scheduled.program, scheduled.optimized, scheduled.buffers, impls,

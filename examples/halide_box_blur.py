@@ -4,9 +4,11 @@ function that scales it, the Halide-to-Hardware pattern
 
     sum(x, y) = 0;  sum(x, y) += in(x + r.x, y + r.y);  out(x, y) = sum(x, y) >> 3
 
-The input is streamed to the accelerator (``stream_to_accelerator``: a copy into a CGRA
-memory), the reduction is computed per output pixel (``compute_at(out, x)``) with its window
-unrolled (one op with 9 taps: a stencil at one pixel per cycle).
+Schedule: the input is streamed to the accelerator (``stream_to_accelerator``: its op copies
+the GLB stream into the buffer its consumers read on the array); the reduction is computed at
+the root (Halide's default for a function with an update), its window unrolled (the update is
+one op with 9 taps: a stencil at one pixel per cycle) and its buffer placed in a memory tile
+(``store_in("MEM")``, a level buffer mapping obeys).
 
 Run it: ``make sim APP=examples/halide_box_blur.py`` or ``ubc schedule|map|compile|netlist
 examples/halide_box_blur.py [--size width=32]``. There is no ``reference()``: the golden is
@@ -29,8 +31,9 @@ def build(width: int = 32, height: int = 32):
     box[x, y] = cast(u16, 0)
     box[x, y] += hw_input[x + r.x, y + r.y]
     out[x, y] = box[x, y] >> 3
-    hw_input.compute_root().store_in("MEM")
+    hw_input.stream_to_accelerator()
     box.update(0).unroll(r.x).unroll(r.y)
+    box.store_in("MEM")
     return Pipeline(out).lower("halide_box_blur", (width - 2, height - 2))
 
 

@@ -32,9 +32,13 @@ Schedule (a subset of Halide's, plus the accelerator commands of the thesis):
   coordinates (loops start at 0; loops of extent 1 are dropped); its buffer covers the region needed in one iteration of the
   store loop, dimensions of extent 1 dropped (so the thesis' ``brighten[x, y]`` inside ``t``);
 * ``hw_accelerate(xi, xo)`` on the output: the accelerated region is the loops inside ``xo``;
-  functions computed at the root (outside it) and ``stream_to_accelerator()`` functions are
-  stored in the GLB; ``store_in("GLB"|"MEM"|"REG")`` sets a buffer's memory level
-  (``BufferDecl.level``); ``unit(name)``/``share(other)`` set the compute unit (``Op.unit``,
+  functions computed at the root (outside it) are stored in the GLB, except the accelerator's
+  inputs: a ``stream_to_accelerator()`` function (computed at the root) is the input stream of
+  the accelerator (paper §V-A): its op reads the GLB inputs through IO streams and writes the
+  buffer its consumers read on the array, whose level buffer mapping chooses (MEM or REG, like
+  the apps' ``hw_input``, docs/apps.md); ``store_in("GLB"|"MEM"|"REG")`` sets a buffer's
+  memory level (``BufferDecl.level``), which buffer mapping obeys or refuses with a one-line
+  error (docs/mapping.md); ``unit(name)``/``share(other)`` set the compute unit (``Op.unit``,
   thesis §4.3.3).
 
 Lowering (:meth:`Pipeline.lower`) infers rectangular bounds from the consumers' accesses
@@ -784,10 +788,10 @@ class _Lowering:
         return prog.validate()
 
     def level_of(self, f: Func) -> str | None:
-        """``store_in``'s level; GLB for streamed functions and, under ``hw_accelerate``, for
-        the functions computed at the root (outside the accelerated loops)."""
-        if f.level is None and (f.streamed or (self.out.hw and f is not self.out
-                                               and f.compute == "root")):
+        """``store_in``'s level; under ``hw_accelerate``, GLB for the functions computed at
+        the root (outside the accelerated loops) other than the streamed inputs."""
+        if f.level is None and not f.streamed and self.out.hw and f is not self.out \
+                and f.compute == "root":
             return "GLB"
         return f.level
 

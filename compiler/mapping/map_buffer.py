@@ -197,7 +197,12 @@ def map_buffer(ub: UnifiedBuffer, arch: Arch | str | None = None,
 def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None) -> UBImpl:
     pub = arch.pub
     impl = UBImpl(ub.name, "GLB", [p.name for p in ub.inputs], [p.name for p in ub.outputs])
-    if host_level(ub.kind) or level == "GLB" or not ub.inputs or not ub.outputs:
+    if accumulates_on_chip(ub) and level == "GLB":
+        raise MappingError(f"buffer {ub.name}: store_in GLB cannot be honoured: the output is "
+                           f"read on the array (an accumulator), so its values are held on "
+                           f"chip; use MEM or REG")
+    if (host_level(ub.kind) and not accumulates_on_chip(ub)) or level == "GLB" \
+            or not ub.inputs or not ub.outputs:
         impl.level = select_level(ub.name, ub.kind, 0, level) if level != "GLB" else "GLB"
         if not host_level(ub.kind) and (not ub.inputs or not ub.outputs):
             impl.level = "GLB"
@@ -262,9 +267,26 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
                                f"all {len(b.inputs)} writers, a PUB has {pub.input_ports} "
                                f"input ports")
         impl.pubs.append(build_pub(b, pub, ub.name))
-    impl.level = select_level(ub.name, ub.kind, len(impl.pubs), level)
+    if level == "MEM" and not impl.pubs:
+        raise MappingError(f"buffer {ub.name}: store_in MEM cannot be honoured: every read is "
+                           f"served by wires and shift registers (delays <= {threshold}), "
+                           f"nothing is left to keep in a memory tile")
+    if accumulates_on_chip(ub):
+        # the values live on the array; the writes also stream to the GLB (the host's copy)
+        impl.level = select_level(ub.name, "temp", len(impl.pubs), level)
+        impl.notes.append("output read on the array (an accumulator): held on chip, every "
+                          "write also streamed to the global buffer")
+    else:
+        impl.level = select_level(ub.name, ub.kind, len(impl.pubs), level)
     impl.connections = {p.name: p.name for p in ub.outputs}
     return impl
+
+
+def accumulates_on_chip(ub: UnifiedBuffer) -> bool:
+    """An output buffer that ops also read (a reduction updating the output in place): its
+    values are held on the array between the writes and the reads, so it is mapped like a
+    temporary buffer (thesis §5.4) and its writes stream to the global buffer as well."""
+    return ub.kind == "output" and bool(ub.inputs) and bool(ub.outputs)
 
 
 def map_buffers(buffers: dict[str, UnifiedBuffer], arch: Arch | str | None = None,
