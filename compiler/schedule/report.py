@@ -50,9 +50,11 @@ class ScheduleResult:
 
 
 def schedule_program(program: Program, params: HwParams | None = None,
-                     policy: str | None = None, balance: bool = True) -> ScheduleResult:
+                     policy: str | None = None, balance: bool = True,
+                     delay: bool = True) -> ScheduleResult:
     """Reduce the kernels' tree height (``balance=False`` skips it: the kernels as written),
-    extract, schedule (sequential baseline and optimized), verify both, compute liveness."""
+    extract, schedule (sequential baseline and optimized; ``delay=False``: producers as early
+    as possible, :mod:`.delay`), verify both, compute liveness."""
     params = params or HwParams()
     t0 = time.perf_counter()
     if balance:
@@ -61,7 +63,7 @@ def schedule_program(program: Program, params: HwParams | None = None,
     deps = raw_dependences(poly)
     seq = schedule_sequential(program, poly)
     verify(poly, seq, params, deps, check_width=False)
-    opt = schedule(program, poly, params, deps, policy)
+    opt = schedule(program, poly, params, deps, policy, delay)
     report = verify(poly, opt, params, deps)
     live_opt = buffer_liveness(program, opt, seq)
     live_seq = buffer_liveness(program, seq, seq)

@@ -6,7 +6,8 @@ self-dependence) the program is a stencil pipeline and gets the fused II = 1 sch
 with double buffering (:mod:`.dnn`). The chosen schedule is checked by the independent verifier;
 if it fails, the next policy is tried (stencil -> dnn -> sequential) and the reason recorded in
 ``info["fallback"]``. ``info["storage_copies"]`` gives the copies (double buffering) each buffer
-needs under the schedule (:mod:`.storage`).
+needs under the schedule (:mod:`.storage`). The verified schedule then gets its producers
+delayed to the latest start their consumers allow (:mod:`.delay`, ``delay=False`` skips it).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ..ir.poly import PolyProgram
 from ..ir.program import Program
 from ..ir.schedule import Schedule
 from ..poly.deps import Dependence, raw_dependences
+from .delay import delay_producers
 from .dnn import pipeline_loops, schedule_dnn
 from .params import HwParams
 from .sequential import schedule_sequential
@@ -28,8 +30,10 @@ def select_policy(deps: list[Dependence]) -> str:
 
 
 def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None,
-             deps: list[Dependence] | None = None, policy: str | None = None) -> Schedule:
-    """The optimized schedule of ``program`` (verified)."""
+             deps: list[Dependence] | None = None, policy: str | None = None,
+             delay: bool = True) -> Schedule:
+    """The optimized schedule of ``program`` (verified); ``delay``: producers then start as
+    late as their consumers allow (:mod:`.delay`; ``False``: as early as possible)."""
     from ..verify import VerifyError, verify
     params = params or HwParams()
     deps = raw_dependences(poly) if deps is None else deps
@@ -55,6 +59,8 @@ def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None
             continue
         if failures:
             sched.info["fallback"] = failures
+        if delay and name != "sequential":
+            sched = delay_producers(program, poly, sched, deps, params)
         tiles = [lp.name for lp in pipeline_loops(program)[0]]
         sched.info["storage_copies"] = storage_copies(
             program, sched, schedule_sequential(program, poly), tiles)
