@@ -1,6 +1,6 @@
 """``ubc``: the unified-buffer compiler's command line (DESIGN §1, §3).
 
-    ubc schedule APP [--arch A] [--size K=V ...] [--policy P] [--no-balance] [--json]
+    ubc schedule APP [--arch A] [--size K=V ...] [--policy P] [--no-balance] [--no-delay] [--json]
                      [--dump DIR] [--plot FILE]
     ubc map APP ...      (compiler/cli_map.py)
     ubc sweep APP ...    (compiler/cli_sweep.py)
@@ -81,7 +81,8 @@ def cmd_schedule(args) -> int:
     params = HwParams.from_arch(args.arch)
     program = load_program(args.app, _sizes(args.size))
     policy = None if args.policy == "auto" else args.policy
-    result = schedule_program(program, params, policy, balance=not args.no_balance)
+    result = schedule_program(program, params, policy, balance=not args.no_balance,
+                              delay=not args.no_delay)
     summary = result.summary(args.app)
     if args.plot:
         _plot(result, args.plot)
@@ -112,6 +113,13 @@ def add_app_arguments(s: argparse.ArgumentParser, default_arch: str = "pub") -> 
                    help="override an application size, e.g. --size width=32 (repeatable)")
 
 
+def add_delay_argument(s: argparse.ArgumentParser) -> None:
+    """``--no-delay``: producers start as early as possible (compiler.schedule.delay)."""
+    s.add_argument("--no-delay", action="store_true",
+                   help="start input streams and other producers as early as possible instead "
+                   "of as late as their consumers allow (more on-chip storage, same cycles)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ubc", description="Unified-buffer compiler for push-memory CGRAs: polyhedral "
@@ -129,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-balance", action="store_true",
                    help="schedule the kernels as written, without tree-height reduction "
                    "(the ablation of compiler.frontend.tree_height)")
+    add_delay_argument(s)
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--dump", metavar="DIR",
                    help="write the (balanced) Program, PolyProgram, Schedules, UnifiedBuffers "

@@ -1,6 +1,7 @@
 """``ubc map APP``: buffer mapping report (thesis ch. 5; Tables 7.3, 7.5, 7.8).
 
-    ubc map APP [--arch A] [--size K=V ...] [--threshold N] [--backend pub|dp|dp-pe|rv] [--json]
+    ubc map APP [--arch A] [--size K=V ...] [--threshold N] [--backend pub|dp|dp-pe|rv]
+            [--no-delay] [--json]
 
 Schedules the application, maps every unified buffer (compiler.mapping.map_buffer) and prints
 per buffer: level, memory tiles, shift registers (count, total delay), register-file words
@@ -89,16 +90,15 @@ def map_report(app: str, impls: dict[str, UBImpl], refused: dict[str, str], back
 
 def cmd_map(args) -> int:
     from .source import load_program, parse_sizes as _sizes
-    from .mapping.map_buffer import map_buffers
     from .schedule.params import HwParams
     from .schedule.report import schedule_program
     arch = load_arch(args.arch)
     if args.threshold < 0:
         raise ValueError(f"--threshold must be non-negative, got {args.threshold}")
     program = load_program(args.app, _sizes(args.size))
-    result = schedule_program(program, HwParams.from_arch(arch))
-    from .pipeline import _levels
-    impls, refused = map_buffers(result.buffers, arch, args.threshold, _levels(program))
+    result = schedule_program(program, HwParams.from_arch(arch), delay=not args.no_delay)
+    from .pipeline import map_scheduled
+    result, impls, refused = map_scheduled(program, result, arch, args.threshold)
     rep = map_report(args.app, impls, refused, args.backend, arch)
     if args.json:
         print(json.dumps(rep))
@@ -131,5 +131,7 @@ def add_map_subcommand(subparsers) -> None:
                    help="largest delay kept in shift registers (default 20, thesis §5.1.2)")
     s.add_argument("--backend", default="pub", choices=BACKENDS,
                    help="memory backend to count for (default: pub)")
+    from .cli import add_delay_argument
+    add_delay_argument(s)
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_map)

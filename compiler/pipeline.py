@@ -9,7 +9,8 @@ Stages, each a pure function of the previous IRs (per-stage seconds in the repor
    schedules (both verified by isl), liveness and the unified buffers
    (``compiler.schedule.report.schedule_program``);
 3. ``map``: buffer mapping of every unified buffer (``compiler.mapping.map_buffer``), with the
-   memory levels the Program's buffers ask for (``store_in``);
+   memory levels the Program's buffers ask for (``store_in``; :func:`map_scheduled`), and the
+   check that the schedule's live words and the mapping agree;
 4. ``netlist``: the PE/MEM/IO netlist with exact edge latencies (``compiler.backend.build``).
 
 Importing this module does not import Amaranth: the backend reads ubgen's exported data only.
@@ -131,20 +132,46 @@ def _levels(program: Program) -> dict[str, str]:
     return {b.name: b.level for b in program.buffers.values() if b.level}
 
 
+def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None = None,
+                  policy: str | None = None, balance: bool = True, params=None):
+    """Map every unified buffer of ``scheduled`` (the memory levels the Program asks for).
+    When mapping refuses a buffer that ops delayed by :mod:`compiler.schedule.delay` write or
+    read, the program is scheduled again (``params``, default: the arch's) with those ops at
+    their earliest start, until no refused buffer is touched by a delayed op. Returns
+    ``(scheduled, impls, refused)``."""
+    from .mapping.map_buffer import map_buffers
+    from .mapping.shift_register import DEFAULT_THRESHOLD
+    from .schedule.params import HwParams
+    from .schedule.report import schedule_program
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program))
+    early: set[str] = set()
+    while refused:
+        delayed = scheduled.optimized.info.get("delayed") or {}
+        touch = {op.name for op in scheduled.program.ops() if op.name in delayed and (
+            op.store.buffer in refused or any(ld.buffer in refused for ld in op.loads))}
+        if not touch - early:
+            break
+        early |= touch
+        scheduled = schedule_program(program, params or HwParams.from_arch(arch), policy,
+                                     balance=balance, early=frozenset(early))
+        impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program))
+    return scheduled, impls, refused
+
+
 def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
                 sizes: dict[str, int] | None = None, *, threshold: int | None = None,
                 policy: str | None = None, balance: bool = True,
-                until: str = "netlist") -> CompileResult:
+                until: str = "netlist", delay: bool = True) -> CompileResult:
     """Compile ``app`` (an application name, a Python app file, a Program JSON file or a
-    Program) for ``arch``
-    through every stage (module docstring). Raises the stages' one-line errors
-    (``ProgramError``, ``ExtractError``, ``VerifyError``, ``ScheduleError``, ``ArchError``,
-    ``MappingError`` for a refused buffer, ``NetlistError``). ``until="map"`` stops after buffer
-    mapping and keeps the refused buffers' reasons in ``refused`` instead of raising."""
+    Program) for ``arch`` through every stage (module docstring). Raises the stages' one-line
+    errors (``ProgramError``, ``ExtractError``, ``VerifyError``, ``ScheduleError``,
+    ``ArchError``, ``MappingError`` for a refused buffer, ``NetlistError``). ``delay=False``
+    starts producers as early as possible (:mod:`compiler.schedule.delay`). ``until="map"``
+    stops after buffer mapping and keeps the refused buffers' reasons in ``refused`` instead
+    of raising."""
     from .mapping.common import MappingError
     from .mapping.hierarchy import storage_mismatches
-    from .mapping.map_buffer import map_buffers
-    from .mapping.shift_register import DEFAULT_THRESHOLD
     from .schedule.params import HwParams
     from .schedule.report import schedule_program
     from .source import load_app
@@ -162,13 +189,13 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     seconds["frontend"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    scheduled = schedule_program(program, HwParams.from_arch(arch), policy, balance=balance)
+    scheduled = schedule_program(program, HwParams.from_arch(arch), policy, balance=balance,
+                                 delay=delay)
     seconds["schedule"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    impls, refused = map_buffers(scheduled.buffers, arch,
-                                 DEFAULT_THRESHOLD if threshold is None else threshold,
-                                 _levels(program))
+    scheduled, impls, refused = map_scheduled(program, scheduled, arch, threshold, policy,
+                                              balance)
     seconds["map"] = time.perf_counter() - t
     result = CompileResult(name, arch, program, scheduled, impls, None, seconds, module,
                            dict(sizes or {}), refused)

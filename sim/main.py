@@ -47,8 +47,7 @@ def _equal(a: dict, b: dict, what: str) -> None:
 
 def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
     from compiler.interp import run as interp
-    from compiler.mapping.map_buffer import map_buffers
-    from compiler.pipeline import _levels
+    from compiler.pipeline import map_scheduled
     from compiler.source import app_inputs, golden as app_golden, load_app
     from compiler.mapping.registers import pack_register_files
     from compiler.model import check_buffer
@@ -70,7 +69,10 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
         raise Failure(str(e)) from None
     step(f"golden: {how}", t0)
 
-    res = schedule_program(program, HwParams.from_arch(arch))
+    # mapping may schedule again (compiler.pipeline.map_scheduled): take its schedule
+    res, impls, refused = map_scheduled(program, schedule_program(program,
+                                                                  HwParams.from_arch(arch)),
+                                        arch)
     summary = res.summary(source.name)
     step(f"schedule ({summary['policy']}): {summary['cycles_sequential']} cycles sequential -> "
          f"{summary['cycles_optimized']} optimized, verified by isl", t0)
@@ -78,7 +80,6 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
            "interpreter in optimized-schedule order")
     step("interpreter (balanced kernels) in the optimized schedule's order == golden", t0)
 
-    impls, refused = map_buffers(res.buffers, arch, levels=_levels(program))
     if refused:
         raise Failure("mapping refused: " + "; ".join(refused.values()))
     mems = sum(i.mems for i in impls.values())

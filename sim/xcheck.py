@@ -46,18 +46,17 @@ def app_jobs(app: str, arch: Arch | str = "pub", buffers: list[str] | None = Non
              sizes: dict | None = None, seed: int = 0) -> list[Job]:
     """One :class:`Job` per single-tile PUB block of ``app`` (optionally only ``buffers``)."""
     from compiler.mapping.common import t2addr
-    from compiler.mapping.map_buffer import map_buffers
     from compiler.model import _points, run_impl, simulate_pub
     from compiler.schedule.params import HwParams
     from compiler.schedule.report import schedule_program
 
     arch = load_arch(arch) if isinstance(arch, str) else arch
-    from compiler.pipeline import _levels
+    from compiler.pipeline import map_scheduled
     from compiler.source import load_program
     program = load_program(app, sizes or {})
-    result = schedule_program(program, HwParams.from_arch(arch))
-    wanted = {n: b for n, b in result.buffers.items() if buffers is None or n in buffers}
-    impls, _refused = map_buffers(wanted, arch, levels=_levels(program))
+    result, impls, _refused = map_scheduled(
+        program, schedule_program(program, HwParams.from_arch(arch)), arch)
+    impls = {n: i for n, i in impls.items() if buffers is None or n in buffers}
     rng = np.random.default_rng(seed)
     jobs = []
     for name, impl in impls.items():

@@ -18,7 +18,10 @@ consumer (one writing an output) keeps its start. Ops sharing a compute unit and
 an accumulator (initialization and updates interleave in its SRAM words) keep theirs too. The delayed schedule must pass the verifier
 (:func:`compiler.verify.verify`: dependences, compute units, ports); if it does not, only the
 input streams (ops reading nothing but GLB inputs, which cannot lengthen any on-chip lifetime)
-are delayed, each kept only if the verifier accepts it.
+are delayed, each kept only if the verifier accepts it. The wide-fetch SRAM's port schedule is
+buffer mapping's to find: when it refuses a buffer under the delayed schedule, the pipeline
+driver schedules again with the delayed ops touching that buffer kept early
+(:func:`compiler.pipeline.map_scheduled`), so a delay never costs a mapping.
 """
 from __future__ import annotations
 
@@ -52,9 +55,11 @@ def input_streams(program: Program) -> set[str]:
 
 
 def delays(program: Program, poly: PolyProgram, sched: Schedule, deps: list[Dependence],
-           sram_gap: int = 0, pad: int = 1, only: set[str] | None = None) -> dict[str, int]:
+           sram_gap: int = 0, pad: int = 1, only: set[str] | None = None,
+           early: frozenset[str] = frozenset()) -> dict[str, int]:
     """The latest-start delay of every producer (consumers first; ``only``: restrict to these
-    ops). Returns ``{op: cycles}`` for the ops that move (> 0)."""
+    ops; ``early``: ops that keep their start). Returns ``{op: cycles}`` for the ops that move
+    (> 0)."""
     ctx = poly.ctx
     ops = {n: replace(s) for n, s in sched.ops.items()}
     constant = {id(d): constant_distance(d, ops[d.producer], ops[d.consumer], ctx)
@@ -64,7 +69,7 @@ def delays(program: Program, poly: PolyProgram, sched: Schedule, deps: list[Depe
     for d in deps:
         if d.producer != d.consumer:
             outgoing.setdefault(d.producer, []).append(d)
-    fixed = _shared_units(program) | accumulator_writers(program)
+    fixed = _shared_units(program) | accumulator_writers(program) | set(early)
     out = {}
     for name in reversed(topo_order(dependency_graph(poly, deps), poly)):
         if name not in outgoing or name in fixed or (only is not None and name not in only):
@@ -104,14 +109,17 @@ def shifted(sched: Schedule, delay: dict[str, int]) -> Schedule:
 
 def delay_producers(program: Program, poly: PolyProgram, sched: Schedule,
                     deps: list[Dependence], params: HwParams | None = None,
-                    sram_gap: int | None = None, pad: int | None = None) -> Schedule:
+                    sram_gap: int | None = None, pad: int | None = None,
+                    early: frozenset[str] = frozenset()) -> Schedule:
     """``sched`` with producers started as late as their consumers allow (module docstring),
-    verified; ``sched`` itself when nothing can move."""
+    verified; ``sched`` itself when nothing can move. ``early``: ops that keep their start
+    (the pipeline driver's answer to a buffer that mapping refuses under the delayed
+    schedule, :func:`compiler.pipeline.map_scheduled`)."""
     from ..verify import VerifyError, verify
     params = params or HwParams()
     sram_gap = 2 * params.fetch_width if sram_gap is None else sram_gap
     pad = params.fetch_width if pad is None else pad
-    every = delays(program, poly, sched, deps, sram_gap, pad)
+    every = delays(program, poly, sched, deps, sram_gap, pad, early=early)
     if not every:
         return sched
     candidate = shifted(sched, every)
@@ -122,7 +130,8 @@ def delay_producers(program: Program, poly: PolyProgram, sched: Schedule,
         pass
     kept: dict[str, int] = {}
     streams = input_streams(program)
-    for name, delta in delays(program, poly, sched, deps, sram_gap, pad, streams).items():
+    for name, delta in delays(program, poly, sched, deps, sram_gap, pad, streams,
+                              early).items():
         trial = shifted(sched, dict(kept, **{name: delta}))
         try:
             verify(poly, trial, params, deps)

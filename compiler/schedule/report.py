@@ -51,7 +51,8 @@ class ScheduleResult:
 
 def schedule_program(program: Program, params: HwParams | None = None,
                      policy: str | None = None, balance: bool = True,
-                     delay: bool = True) -> ScheduleResult:
+                     delay: bool = True, early: frozenset[str] = frozenset()
+                     ) -> ScheduleResult:
     """Reduce the kernels' tree height (``balance=False`` skips it: the kernels as written),
     extract, schedule (sequential baseline and optimized; ``delay=False``: producers as early
     as possible, :mod:`.delay`), verify both, compute liveness."""
@@ -63,7 +64,7 @@ def schedule_program(program: Program, params: HwParams | None = None,
     deps = raw_dependences(poly)
     seq = schedule_sequential(program, poly)
     verify(poly, seq, params, deps, check_width=False)
-    opt = schedule(program, poly, params, deps, policy, delay)
+    opt = schedule(program, poly, params, deps, policy, delay, frozenset(early))
     report = verify(poly, opt, params, deps)
     live_opt = buffer_liveness(program, opt, seq)
     live_seq = buffer_liveness(program, seq, seq)

@@ -31,9 +31,10 @@ def select_policy(deps: list[Dependence]) -> str:
 
 def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None,
              deps: list[Dependence] | None = None, policy: str | None = None,
-             delay: bool = True) -> Schedule:
+             delay: bool = True, early: frozenset[str] = frozenset()) -> Schedule:
     """The optimized schedule of ``program`` (verified); ``delay``: producers then start as
-    late as their consumers allow (:mod:`.delay`; ``False``: as early as possible)."""
+    late as their consumers allow (:mod:`.delay`; ``False``: as early as possible; ``early``:
+    ops that keep their earliest start)."""
     from ..verify import VerifyError, verify
     params = params or HwParams()
     deps = raw_dependences(poly) if deps is None else deps
@@ -60,7 +61,7 @@ def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None
         if failures:
             sched.info["fallback"] = failures
         if delay and name != "sequential":
-            sched = delay_producers(program, poly, sched, deps, params)
+            sched = delay_producers(program, poly, sched, deps, params, early=early)
         tiles = [lp.name for lp in pipeline_loops(program)[0]]
         sched.info["storage_copies"] = storage_copies(
             program, sched, schedule_sequential(program, poly), tiles)

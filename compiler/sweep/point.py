@@ -188,12 +188,15 @@ def stage_schedule(pt: Point) -> None:
 def stage_map(pt: Point) -> None:
     """Map every unified buffer (thesis ch. 5); a refused buffer fails the point."""
     from ..cli_map import BACKENDS, backend_counts, map_report
-    from ..mapping.map_buffer import map_buffers
+    from ..liveness import total_live_words
     if pt.schedule is None:
         raise PointError("the map stage needs the schedule stage")
-    from ..pipeline import _levels
-    pt.impls, pt.refused = map_buffers(pt.schedule.buffers, pt.arch, pt.threshold,
-                                       _levels(pt.program))
+    from ..pipeline import map_scheduled
+    # mapping may schedule again, with delayed producers kept early (map_scheduled)
+    pt.schedule, pt.impls, pt.refused = map_scheduled(pt.program, pt.schedule, pt.arch,
+                                                      pt.threshold, pt.policy, params=pt.hw)
+    pt.metrics.update(cycles=pt.schedule.optimized.completion,
+                      sram_words=total_live_words(pt.schedule.live_optimized))
     rep = map_report(pt.app, pt.impls, pt.refused, pt.backend, pt.arch)
     on_array = [n for n, impl in pt.impls.items() if impl.level != "GLB"]
     pt.metrics.update(mems=rep["backend"]["mems"] + rep["register_file_tiles"],

@@ -89,7 +89,13 @@ def test_srcnn_small_maps_and_checks():
     assert not refused, refused
     assert seconds < 30
     u = SRCNN["unroll"]
-    assert impls["in_mem"].mems == u and impls["l1"].mems == u and impls["a1"].mems == u
+    assert impls["l1"].mems == u and impls["a1"].mems == u
+    # the input lanes start when the first layer reads them (compiler.schedule.delay): each
+    # value goes straight to its readers, nothing waits in a memory; started as early as
+    # possible they wait in one memory per lane
+    assert impls["in_mem"].mems == 0 and not impls["in_mem"].register_files
+    early = schedule_program(get_app("srcnn").build(**SRCNN), delay=False)
+    assert map_buffers({"in_mem": early.buffers["in_mem"]})[0]["in_mem"].mems == u
 
 
 def test_gemm_small_accumulator_per_column_lane():
