@@ -45,7 +45,8 @@ def _equal(a: dict, b: dict, what: str) -> None:
             raise Failure(f"{what}: output '{name}' differs")
 
 
-def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
+def run(app_name: str, arch_name: str, rtl: bool, seed: int,
+        sizes: dict[str, int] | None = None) -> dict:
     from compiler.interp import run as interp
     from compiler.pipeline import map_scheduled
     from compiler.source import app_inputs, golden as app_golden, load_app
@@ -57,7 +58,7 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
 
     t0 = time.perf_counter()
     arch = load_arch(arch_name)
-    source = load_app(app_name)
+    source = load_app(app_name, sizes)
     program = source.program
     inputs = app_inputs(source, seed)
     step(f"{source.name}: {len(program.ops())} ops, inputs "
@@ -102,7 +103,7 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
 
     if rtl:
         from sim.rtl_xcheck import run_xcheck
-        n = run_xcheck(app_name, arch_name)
+        n = run_xcheck(app_name, arch_name, sizes={app_name: sizes} if sizes else None)
         step(f"RTL: {n} PUB configuration(s) on the generated Verilog == model", t0)
 
     summary.update(mems=mems, shift_registers=len(srs), register_file_words=rf_words,
@@ -119,9 +120,12 @@ def main(argv=None) -> int:
     ap.add_argument("--arch", default="pub", help="constraints/arch name or path")
     ap.add_argument("--no-rtl", action="store_true", help="skip the Verilator cross-check")
     ap.add_argument("--seed", type=int, default=0, help="input generator seed")
+    ap.add_argument("--size", action="append", default=[], metavar="NAME=N",
+                    help="override an application size, e.g. --size width=32 (repeatable)")
     args = ap.parse_args(argv)
     try:
-        s = run(args.app, args.arch, not args.no_rtl, args.seed)
+        from compiler.source import parse_sizes
+        s = run(args.app, args.arch, not args.no_rtl, args.seed, parse_sizes(args.size))
     except Failure as e:
         print(f"sim: FAIL: {e}", file=sys.stderr)
         return 1
