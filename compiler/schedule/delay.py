@@ -11,7 +11,9 @@ loads a memory serves, as the schedulers require it: :func:`.offsets.required_of
 :func:`.dnn.gap_cycles`) leaves only the live values of the later start in the buffer. Inputs
 of the producer that are themselves produced on chip are then held longer; the ops are visited
 consumers first, so a chain of producers (an input stream feeding a copy feeding the late
-consumer) moves together.
+consumer) moves together; and no op moves more than the on-chip producers it reads, so the
+storage never moves upstream (delaying a consumer of ``denoised`` alone would keep the
+``denoised`` values longer: camera's demosaic).
 
 Completion never changes: an op is delayed only up to its consumers, and an op without a
 consumer (one writing an output) keeps its start. Ops sharing a compute unit and the writers of
@@ -57,29 +59,42 @@ def input_streams(program: Program) -> set[str]:
 def delays(program: Program, poly: PolyProgram, sched: Schedule, deps: list[Dependence],
            sram_gap: int = 0, pad: int = 1, only: set[str] | None = None,
            early: frozenset[str] = frozenset()) -> dict[str, int]:
-    """The latest-start delay of every producer (consumers first; ``only``: restrict to these
-    ops; ``early``: ops that keep their start). Returns ``{op: cycles}`` for the ops that move
-    (> 0)."""
+    """The latest-start delay of every producer (``only``: restrict to these ops; ``early``:
+    ops that keep their start). Returns ``{op: cycles}`` for the ops that move (> 0).
+
+    Consumers first, each producer gets the least slack of its dependences, counted from its
+    consumers' delayed starts. Then, to a fixed point, no op moves more than the on-chip
+    producers it reads (so storage never moves upstream: a value read later by a delayed op
+    would wait longer in the buffer it comes from) nor more than its consumers allow."""
     ctx = poly.ctx
-    ops = {n: replace(s) for n, s in sched.ops.items()}
+    ops = sched.ops
+    inner = [d for d in deps if d.producer != d.consumer]
     constant = {id(d): constant_distance(d, ops[d.producer], ops[d.consumer], ctx)
-                for d in deps if d.producer != d.consumer}
-    served = memory_served([d for d in deps if d.producer != d.consumer], constant)
+                for d in inner}
+    served = memory_served(inner, constant)
+    room = {id(d): slack(d, ops[d.producer], ops[d.consumer], program, ctx, served, sram_gap,
+                         pad) for d in inner}
     outgoing: dict[str, list[Dependence]] = {}
-    for d in deps:
-        if d.producer != d.consumer:
-            outgoing.setdefault(d.producer, []).append(d)
+    producers: dict[str, set[str]] = {}
+    for d in inner:
+        outgoing.setdefault(d.producer, []).append(d)
+        producers.setdefault(d.consumer, set()).add(d.producer)
     fixed = _shared_units(program) | accumulator_writers(program) | set(early)
-    out = {}
-    for name in reversed(topo_order(dependency_graph(poly, deps), poly)):
-        if name not in outgoing or name in fixed or (only is not None and name not in only):
-            continue
-        delta = min(slack(d, ops[name], ops[d.consumer], program, ctx, served, sram_gap, pad)
-                    for d in outgoing[name])
-        if delta > 0:
-            ops[name].offset += delta
-            out[name] = delta
-    return out
+    order = topo_order(dependency_graph(poly, deps), poly)
+    delta = {n: 0 for n in order}
+    for name in reversed(order):
+        if name in outgoing and name not in fixed and (only is None or name in only):
+            delta[name] = max(0, min(room[id(d)] + delta[d.consumer] for d in outgoing[name]))
+    changed = True
+    while changed:
+        changed = False
+        for name in order:
+            new = max(0, min([delta[name]] + [delta[q] for q in producers.get(name, ())]
+                             + [room[id(d)] + delta[d.consumer]
+                                for d in outgoing.get(name, ())]))
+            if new < delta[name]:
+                delta[name], changed = new, True
+    return {n: v for n, v in delta.items() if v > 0}
 
 
 def accumulator_writers(program: Program) -> set[str]:
