@@ -135,10 +135,12 @@ def app_inputs(source: AppSource, seed: int = 0) -> dict:
     from .interp import numpy_dtype
     if source.module is not None and hasattr(source.module, "make_inputs"):
         try:
-            return source.module.make_inputs(seed, **source.sizes)
+            inputs = source.module.make_inputs(seed, **source.sizes)
         except Exception as e:
             raise AppError(f"{source.path or source.name}: make_inputs raised "
                            f"{type(e).__name__}: {_line(e)}") from None
+        _check_inputs(source, inputs)
+        return inputs
     rng = np.random.default_rng(seed)
     out = {}
     for b in source.program.buffers.values():
@@ -147,6 +149,23 @@ def app_inputs(source: AppSource, seed: int = 0) -> dict:
                       else (0, 1 << b.type.bits))
             out[b.name] = rng.integers(lo, hi, b.shape).astype(numpy_dtype(b.type))
     return out
+
+
+def _check_inputs(source: AppSource, inputs) -> None:
+    """``make_inputs`` gave an array of the declared shape for every input buffer."""
+    import numpy as np
+    where = f"{source.path or source.name}: make_inputs"
+    if not isinstance(inputs, dict):
+        raise AppError(f"{where} returned {type(inputs).__name__}, expected a dict of arrays")
+    for b in source.program.buffers.values():
+        if b.kind != "input":
+            continue
+        if b.name not in inputs:
+            raise AppError(f"{where} gave no array for input '{b.name}'")
+        shape = tuple(np.shape(inputs[b.name]))
+        if shape != tuple(b.shape):
+            raise AppError(f"{where} gave input '{b.name}' the shape {list(shape)}, the "
+                           f"Program declares {list(b.shape)}")
 
 
 def golden(source: AppSource, inputs: dict) -> tuple[dict, str]:

@@ -104,9 +104,13 @@ class Point:
 
 
 def app_size_names(app: str) -> set[str] | None:
-    """The sizes ``apps/<app>.py``'s ``build`` accepts; ``None`` for a Program JSON file."""
+    """The sizes ``apps/<app>.py``'s (or a Python app file's) ``build`` accepts; ``None`` for a
+    Program JSON file."""
     if app.endswith(".json"):
         return None
+    if app.endswith(".py"):
+        from ..source import load_module
+        return set(inspect.signature(load_module(app).build).parameters)
     from apps import get_app
     return set(inspect.signature(get_app(app).build).parameters)
 

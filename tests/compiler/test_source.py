@@ -106,6 +106,25 @@ def test_bad_app_files_are_one_line_errors(name, tmp_path, capsys):
     assert err.startswith(f"ubc: error: ") and str(path) in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("body, msg", [
+    ("return {}", "make_inputs gave no array for input 'input'"),
+    ("return {'input': np.zeros((3, 3), np.uint16)}",
+     "make_inputs gave input 'input' the shape [3, 3], the Program declares [12, 10]"),
+    ("return [1]", "make_inputs returned list, expected a dict of arrays"),
+    ("raise KeyError('oops')", "make_inputs raised KeyError: 'oops'")])
+def test_bad_make_inputs_is_one_line(body, msg, tmp_path, capsys):
+    text = (ROOT / "examples" / "loopnest_edges.py").read_text()
+    start = text.index("def make_inputs")
+    end = text.index("def reference")
+    path = tmp_path / "bad_inputs.py"
+    path.write_text(text[:start] + f"def make_inputs(seed=0, width=32, height=32):\n"
+                    f"    {body}\n\n\n" + text[end:])
+    assert sim_main.main(["--app", str(path), "--no-rtl", "--size", "width=12",
+                          "--size", "height=10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and msg in err and str(path) in err
+
+
 def test_unknown_size_of_an_app_file(capsys):
     path = str(ROOT / "examples" / "loopnest_edges.py")
     assert main(["map", path, "--size", "widht=8"]) == 1
