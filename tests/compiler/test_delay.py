@@ -85,3 +85,16 @@ def test_no_app_takes_more_cycles(app):
     assert late.optimized.completion == early.optimized.completion
     assert sum(b.live_words for b in late.live_optimized) <= \
         sum(b.live_words for b in early.live_optimized)
+
+
+def test_no_delay_flag_of_ubc_schedule_and_map(capsys):
+    import json
+    from compiler.cli import main
+    sizes = [f"--size={k}={v}" for k, v in SIZES.items()]
+    words = {}
+    for flag in ([], ["--no-delay"]):
+        assert main(["schedule", LANES, "--json"] + sizes + flag) == 0
+        words[bool(flag)] = json.loads(capsys.readouterr().out)["sram_words_optimized"]
+        assert main(["map", LANES, "--json"] + sizes + flag) == 0
+        json.loads(capsys.readouterr().out)
+    assert words[False] < words[True]
