@@ -3,7 +3,8 @@
 driver, ``ubc map`` and ``make sim``; levels that cannot be honoured are one-line errors; an
 output buffer read on the array (an accumulator) is mapped on chip and model-checked; the
 schedule's live words and the mapping agree (``storage_mismatches``)."""
-import numpy as np
+from pathlib import Path
+
 import pytest
 
 from compiler.frontend.halide import Func, Input, Pipeline, RDom, Var, cast
@@ -14,27 +15,21 @@ from compiler.mapping.hierarchy import storage_mismatches
 from compiler.mapping.map_buffer import accumulates_on_chip, map_buffer
 from compiler.model import check_buffer
 from compiler.pipeline import check_result, compile_app
+from compiler.source import load_app
 from ubgen.arch import load_arch
 
 ARCH = "cgra_4x4"
+ROOT = Path(__file__).resolve().parents[3]
 
 
-def box(level: str | None = None, stream: bool = True):
-    """hw_input (streamed) -> box = 3x3 sum (a consumed reduction) -> output = box >> 3."""
-    x, y = Var("x"), Var("y")
-    inp = Input("input", u16, (12, 8))
-    hw, acc, out = Func("hw_input"), Func("box"), Func("output")
-    hw[x, y] = inp[x, y]
-    r = RDom([(0, 3), (0, 3)], "r")
-    acc[x, y] = cast(u16, 0)
-    acc[x, y] += hw[x + r.x, y + r.y]
-    out[x, y] = acc[x, y] >> 3
-    if stream:
-        hw.stream_to_accelerator()
-    acc.update(0).unroll(r.x).unroll(r.y)
-    if level:
-        acc.store_in(level)
-    return Pipeline(out).lower("box", (10, 6))
+def box(level: str | None = None):
+    """examples/halide_box_blur.py at 12x8: hw_input (streamed) -> box = 3x3 sum (a consumed
+    reduction, ``store_in("MEM")`` in the file) -> output = box >> 3; ``level`` replaces the
+    box buffer's level."""
+    program = load_app(str(ROOT / "examples" / "halide_box_blur.py"),
+                       {"width": 12, "height": 8}).program
+    program.buffers["box"].level = level
+    return program
 
 
 def conv_into_output(level: str | None = None):
