@@ -313,20 +313,30 @@ def test_reduction_consumed_by_another_function(schedule):
     assert not np.array_equal(wrong["out"], realize_halide(out, inputs, (8, 6)))
 
 
-def test_multi_stage_dnn_layers_conv_relu_conv():
-    """conv -> ReLU -> conv, each conv a reduction over a 3x3 window and the channels,
-    consumed by the next layer: compute_root, then the first conv and its ReLU per output
-    row of the second conv, with the channel reduction unrolled."""
+def conv_relu_conv(channels: int = 3, stream: bool = False):
+    """conv -> ReLU -> conv, each conv a reduction over a 3x3 window and 2 (then
+    ``channels``) channels, consumed by the next layer. Returns the Funcs and RDoms."""
     x, y, k = Var("x"), Var("y"), Var("k")
     inp, w1, w2 = Input("input", s16), Input("w1", s16), Input("w2", s16)
     r1 = RDom([(0, 3), (0, 3), (0, 2)], "r1")
-    r2 = RDom([(0, 3), (0, 3), (0, 3)], "r2")
-    conv1, relu, conv2 = Func("conv1"), Func("relu"), Func("conv2")
+    r2 = RDom([(0, 3), (0, 3), (0, channels)], "r2")
+    hw, conv1, relu, conv2 = Func("hw_input"), Func("conv1"), Func("relu"), Func("conv2")
+    hw[x, y, k] = inp[x, y, k]
+    if stream:
+        hw.stream_to_accelerator()
     conv1[x, y, k] = cast(s16, 0)
-    conv1[x, y, k] += w1[r1.x, r1.y, r1.z, k] * inp[x + r1.x, y + r1.y, r1.z]
+    conv1[x, y, k] += w1[r1.x, r1.y, r1.z, k] * hw[x + r1.x, y + r1.y, r1.z]
     relu[x, y, k] = max_(conv1[x, y, k] >> 4, cast(s16, 0))
     conv2[x, y, k] = cast(s16, 0)
     conv2[x, y, k] += w2[r2.x, r2.y, r2.z, k] * relu[x + r2.x, y + r2.y, r2.z]
+    return conv1, relu, conv2, r1, r2
+
+
+def test_multi_stage_dnn_layers_conv_relu_conv():
+    """conv -> ReLU -> conv: compute_root, then the first conv and its ReLU per output row of
+    the second conv, with the channel reduction unrolled."""
+    conv1, relu, conv2, r1, _r2 = conv_relu_conv()
+    y = Var("y")
     inputs = {"input": rand((10, 9, 2), s16) >> 4, "w1": rand((3, 3, 2, 3), s16) >> 10,
               "w2": rand((3, 3, 3, 2), s16) >> 10}
     for sched in ("root", "at"):

@@ -110,3 +110,19 @@ def test_storage_mismatches_and_negative_controls():
     assert storage_mismatches({}, {"conv": UBImpl("conv", "REG", mem.inputs, mem.outputs,
                                                   pubs=mem.pubs)}, kinds) == [
         "buffer conv: mapped to registers but has 1 memory tiles"]
+
+
+def test_conv_relu_conv_through_the_whole_compiler():
+    """Two DNN layers, each an accumulator (the second one the output), windows and channels
+    unrolled, the ReLU computed at the root: mapped, model-checked and bit- and cycle-exact in
+    the netlist model against the golden."""
+    from ..test_halide_dsl import conv_relu_conv
+    conv1, relu, conv2, r1, r2 = conv_relu_conv(channels=2, stream=True)
+    relu.compute_root()
+    for f, r in ((conv1, r1), (conv2, r2)):
+        f.update(0).unroll(r.x).unroll(r.y).unroll(r.z)
+    res = compile_app(Pipeline(conv2).lower("dnn2", (8, 6, 2)), "cgra_16x32")
+    assert {res.impls[b].level for b in ("conv1", "conv2")} <= {"MEM", "REG"}
+    assert accumulates_on_chip(res.buffers["conv2"])
+    check = check_result(res)
+    assert check.ok, check.summary()
