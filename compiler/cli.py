@@ -1,4 +1,4 @@
-"""``ubc``: the unified-buffer compiler's command line (DESIGN §1, §3).
+"""``ubc``: the unified-buffer compiler's command line (docs/design.md §1, §3).
 
     ubc schedule APP [--arch A] [--size K=V ...] [--policy P] [--no-balance] [--json]
                      [--dump DIR] [--plot FILE]

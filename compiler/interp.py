@@ -1,5 +1,5 @@
 """The reference interpreter: the golden model of a :class:`~compiler.ir.program.Program`
-(DESIGN §3, "reference interpreter"; thesis §4.1 gives the loop-nest semantics).
+(docs/design.md §3, "reference interpreter"; thesis §4.1 gives the loop-nest semantics).
 
 Semantics
 ---------

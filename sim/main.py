@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-# Table VI of the paper (completion cycles, sequential -> optimized), DESIGN §7.
+# Table VI of the paper (completion cycles, sequential -> optimized), docs/design.md §7.
 PAPER_CYCLES = {"gaussian": (27159, 4102), "harris": (92227, 4120), "upsample": (53247, 16387),
                 "unsharp": (49279, 4119), "camera": (92013, 4122), "resnet": (44876, 15614),
                 "mobilenet": (22463, 1026)}

@@ -1,4 +1,4 @@
-"""RTL cross-check of compiler-generated PUB configurations (DESIGN §6 level 3).
+"""RTL cross-check of compiler-generated PUB configurations (docs/design.md §6 level 3).
 
 For an application: schedule it, extract its unified buffers, map them (``compiler.mapping``),
 and for every PUB block of every buffer produce a *job*: the block's register values (encoded by

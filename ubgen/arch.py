@@ -1,7 +1,7 @@
 """Architecture parameters read from ``constraints/arch/*.toml``.
 
 The same dataclasses parameterize the RTL generators and are exported to the compiler, so the
-two always agree on sizes, widths and latencies (DESIGN §2, "one source of truth").
+two always agree on sizes, widths and latencies (docs/design.md §2, "one source of truth").
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ class ArchError(ValueError):
 
 @dataclass(frozen=True)
 class ControllerParams:
-    """Widths of one ID/AG/SG controller (DESIGN §4)."""
+    """Widths of one ID/AG/SG controller (docs/design.md §4)."""
     max_dims: int = 6
     extent_width: int = 16
     cycle_width: int = 20
@@ -84,7 +84,7 @@ class DPBufParams:
 
 @dataclass(frozen=True)
 class ArrayParams:
-    """The CGRA array (DESIGN §5.3, paper Fig. 11): island style, MEM every ``mem_period``-th
+    """The CGRA array (docs/design.md §5.3, paper Fig. 11): island style, MEM every ``mem_period``-th
     column, an IO row on the north edge, a 16-bit and a 1-bit network with ``tracks`` tracks."""
     rows: int = 4                 # rows of PE/MEM tiles (the IO row is extra, on the north edge)
     columns: int = 4
@@ -115,7 +115,7 @@ class GLBParams:
 @dataclass(frozen=True)
 class ScheduleParams:
     """Latencies the schedulers need (thesis §4.2.2): cycles per PE on a kernel's critical path
-    (the PE output register, DESIGN §5.2), SRAM read latency and store latency."""
+    (the PE output register, docs/design.md §5.2), SRAM read latency and store latency."""
     pe_latency: int = 1
     mem_read_latency: int = 1
     mem_write_latency: int = 0

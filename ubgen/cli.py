@@ -71,7 +71,7 @@ def regmap_markdown(arch: Arch) -> str:
         f"{arch.name}.toml`; do not edit. Regenerate with `{REGEN_CMD}`.",
         "",
         "Each register is one 32-bit word on the block's configuration bus (`cfg_addr` is the "
-        "word offset). Controller registers follow DESIGN §4 and are produced by "
+        "word offset). Controller registers follow docs/design.md §4 and are produced by "
         "`ubgen.controller.encode_controller`. Read-only status registers ignore writes, except "
         "that writing 1 to `error` clears it. The `sram` window takes one 16-bit word per write "
         "(word address = offset into the window) while `run` is low; it is not readable.",

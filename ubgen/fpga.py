@@ -1,4 +1,4 @@
-"""FPGA flows: Yosys + nextpnr utilization and Fmax for the generated memories (DESIGN §1, §5.1).
+"""FPGA flows: Yosys + nextpnr utilization and Fmax for the generated memories (docs/design.md §1, §5.1).
 
 ``run_fpga_flow(target, design)`` elaborates a design (the Physical Unified Buffer of thesis
 §6.1.3, the DP-SRAM + AG buffer of §6.1.1, ...) inside :class:`FPGAWrapper`, writes Verilog,
@@ -188,17 +188,17 @@ register_design("pub", _build_pub, _STREAM_PINS + ("error",),
 register_design("dpbuf", _build_dpbuf, _STREAM_PINS,
                 "dual-port SRAM + address generators, the baseline of thesis §6.1.1")
 register_design("pe", _build_pe, ("run", "stall", "in_data0", "in_data1", "out_res", "out_res_p"),
-                "PE core: 16-bit ALU (DESIGN §5.2); data2 and bit inputs via the scan chain")
+                "PE core: 16-bit ALU (docs/design.md §5.2); data2 and bit inputs via the scan chain")
 register_design("pe_tile", _build_tile("pe"), _TILE_PINS,
                 "PE tile as in the array: PE core + connection boxes + switch boxes (pipeline "
-                "registers) + config registers (DESIGN §5.3, thesis §7.1)", arch="cgra_4x4")
+                "registers) + config registers (docs/design.md §5.3, thesis §7.1)", arch="cgra_4x4")
 register_design("mem_tile", _build_tile("mem"), _TILE_PINS,
                 "MEM tile as in the array: PUB core + connection boxes + switch boxes (pipeline "
-                "registers) + config registers (DESIGN §5.3, thesis §7.1); on the ECP5 85k by "
+                "registers) + config registers (docs/design.md §5.3, thesis §7.1); on the ECP5 85k by "
                 "default, where router1 finishes (on the 25k it did not)", arch="cgra_4x4",
                 devices={"ecp5": _ECP5_85K})
 register_design("cgra_4x4", _build_cgra_top, _AXIL_PINS,
-                "whole cgra_top: AXI4-Lite slave + array + global buffer (DESIGN §5.4); on the "
+                "whole cgra_top: AXI4-Lite slave + array + global buffer (docs/design.md §5.4); on the "
                 "largest ECP5 (85k) by default, which only the area mapping fits it into",
                 arch="cgra_4x4", devices={"ecp5": _ECP5_85K}, sources=_tile_sources,
                 flatten=False, mapping="area")

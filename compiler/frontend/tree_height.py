@@ -1,4 +1,4 @@
-"""Tree-height reduction of compute kernels: Program -> Program (DESIGN §3.1, §3.2).
+"""Tree-height reduction of compute kernels: Program -> Program (docs/design.md §3.1, §3.2).
 
 A kernel is evaluated as written, so ``a0 + a1 + ... + a8`` is a chain of 8 adders. Its
 compute latency -- the longest PE chain of the kernel, ``L_compute`` in the op latency of
@@ -58,7 +58,7 @@ from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, expr_depth, pe_sta
 from ..ir.program import Program, kernel_to_dict
 
 REASSOCIATIVE = frozenset({"add", "mul", "and", "or", "xor", "smin", "smax", "umin", "umax"})
-"""Associative and commutative PE ops (DESIGN §5.2) whose chains are rebuilt as trees."""
+"""Associative and commutative PE ops (docs/design.md §5.2) whose chains are rebuilt as trees."""
 SELECTING = frozenset({"smin", "smax", "umin", "umax"})
 """Ops whose result is one of their operands (associative only without a lossy truncation)."""
 

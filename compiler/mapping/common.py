@@ -4,7 +4,7 @@ A port of a :class:`~compiler.ir.ubuf.UnifiedBuffer` is a triple (domain, access
 of isl objects. The passes reason about it in two forms:
 
 * as isl maps (dependence analysis, banking), through :func:`port_time` and :func:`t2addr`;
-* as an affine :class:`Stream` over a box (what one controller can generate, DESIGN §4):
+* as an affine :class:`Stream` over a box (what one controller can generate, docs/design.md §4):
   extents innermost first, an affine cycle and an affine multi-dimensional address.
 
 Timing convention (the scheduler's, compiler/ir/schedule.py): a store of an op scheduled at

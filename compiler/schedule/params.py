@@ -4,7 +4,7 @@ Latencies come from the ``[schedule]`` section (:class:`ubgen.arch.ScheduleParam
 fetch width and the cycle-counter width come from the ``[pub]``/``[controller]`` sections.
 
 ``[schedule]`` keys: ``pe_latency`` (cycles per PE on a kernel's critical path; the PE output
-register, DESIGN §5.2), ``mem_read_latency`` (SRAM read, §5.1), ``mem_write_latency``.
+register, docs/design.md §5.2), ``mem_read_latency`` (SRAM read, §5.1), ``mem_write_latency``.
 """
 from __future__ import annotations
 

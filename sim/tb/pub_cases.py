@@ -74,7 +74,7 @@ def _horizon(expected) -> int:
 
 
 def gaussian_line_buffer(stall: float = 0.0) -> Case:
-    """DESIGN §4 fixture: a 64x64 image in, rows delayed by 64 and 128 cycles out.
+    """docs/design.md §4 fixture: a 64x64 image in, rows delayed by 64 and 128 cycles out.
 
     The fixture's numbers are legal under our timing: agg2sram fires at 0 mod 4, sram2tb_0 at
     1 mod 4 and sram2tb_1 at 2 mod 4 (no SRAM conflict); sram2tb at 61 + 4xo + 64y fills the TB

@@ -1,6 +1,6 @@
 """Property tests: random stencil pipelines and random affine loop nests are scheduled, the
 schedule passes the isl verifier, the interpreter run in schedule order equals the sequential
-run, and the live capacity matches a plain-Python model (DESIGN §6 level 1)."""
+run, and the live capacity matches a plain-Python model (docs/design.md §6 level 1)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The verifier catches every class of violation it claims to prove (DESIGN §3.2)."""
+"""The verifier catches every class of violation it claims to prove (docs/design.md §3.2)."""
 import pytest
 
 from compiler.poly.extract import extract

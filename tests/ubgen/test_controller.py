@@ -1,4 +1,4 @@
-"""Controller (ID + AG + SG) against the plain-Python affine reference (DESIGN §4)."""
+"""Controller (ID + AG + SG) against the plain-Python affine reference (docs/design.md §4)."""
 from hypothesis import given, settings, strategies as st, HealthCheck
 import pytest
 

@@ -177,7 +177,7 @@ def test_wrapper_pins_and_scan_chain():
 # --- controllers have no multipliers -------------------------------------------------------
 
 def test_controller_synthesizes_without_multipliers(tmp_path):
-    """Thesis §6.1.2 / DESIGN §4: the AG/SG recurrence uses adders only. Yosys's coarse netlist
+    """Thesis §6.1.2 / docs/design.md §4: the AG/SG recurrence uses adders only. Yosys's coarse netlist
     of a full-size controller (6 dims, two AGs) has $add/$sub cells and no $mul/$macc/$div."""
     layout = ControllerLayout("c", {"a": 13, "b": 3}, ControllerParams())
     (tmp_path / "ctl.v").write_text(verilog.convert(Controller(layout), name="ctl"))

@@ -1,5 +1,5 @@
 """IO core with the real global buffer: glb2f and f2glb streams against the affine reference
-(``ubgen.controller.iterate``), with stalls (DESIGN §4, §5.3)."""
+(``ubgen.controller.iterate``), with stalls (docs/design.md §4, §5.3)."""
 import random
 from dataclasses import replace
 

@@ -1,4 +1,4 @@
-"""PE core against the plain-Python reference ``pe_reference`` (DESIGN §5.2).
+"""PE core against the plain-Python reference ``pe_reference`` (docs/design.md §5.2).
 
 Every vector is applied through the real configuration path: op, constants and constant enables
 are written on the PE's config bus; the other inputs are driven on the routed ports.

@@ -1,5 +1,5 @@
 """The CGRA array: tiles, interconnect wiring, routing graph and register-map exports
-(DESIGN §5.3)."""
+(docs/design.md §5.3)."""
 from __future__ import annotations
 
 from pathlib import Path

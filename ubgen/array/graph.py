@@ -1,4 +1,4 @@
-"""Routing-resource graph and full register map of the array (DESIGN §5.3: place & route works
+"""Routing-resource graph and full register map of the array (docs/design.md §5.3: place & route works
 only on this graph; it is built from the same spec objects that build the RTL).
 
 Nodes (string ids, attributes ``kind``, ``tile``, ``row``, ``col``, ``width`` and where it

@@ -1,4 +1,4 @@
-"""Where the tiles of the array are and what they are (DESIGN §5.3, paper Fig. 11).
+"""Where the tiles of the array are and what they are (docs/design.md §5.3, paper Fig. 11).
 
 Row 0 is the IO row on the north edge; rows ``1 .. rows`` hold PE and MEM tiles, column ``c``
 being a MEM column when ``c % mem_period == mem_period - 1``. ``tile_id = row * columns + col``.

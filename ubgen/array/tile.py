@@ -1,5 +1,5 @@
 """A CGRA tile: core + connection boxes + switch boxes + the tile's configuration decoder
-(DESIGN §5.3, paper Fig. 11, thesis §7.1 Fig. 7.2).
+(docs/design.md §5.3, paper Fig. 11, thesis §7.1 Fig. 7.2).
 
 A tile has one switch box per network (the word-wide data network and the 1-bit network),
 one connection box per routed core input (``in_<port>``), and its core (PE, MEM or IO). Core

@@ -1,4 +1,4 @@
-"""Island-style interconnect (DESIGN §5.3, paper Fig. 11): switch boxes and connection boxes.
+"""Island-style interconnect (docs/design.md §5.3, paper Fig. 11): switch boxes and connection boxes.
 
 Each block is described by a plain-Python *spec* object; the same spec builds the Amaranth
 muxes, the block's configuration registers and the routing-graph edges (one source of truth).

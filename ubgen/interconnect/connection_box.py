@@ -1,4 +1,4 @@
-"""Connection box: routes one core input from the tile's incoming tracks (DESIGN §5.3,
+"""Connection box: routes one core input from the tile's incoming tracks (docs/design.md §5.3,
 paper Fig. 11).
 
 One connection box per routed core input port (``in_<port>``): a mux over a constant 0

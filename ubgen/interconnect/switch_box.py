@@ -1,4 +1,4 @@
-"""Switch box of one network (16-bit or 1-bit) of an island-style CGRA tile (DESIGN §5.3,
+"""Switch box of one network (16-bit or 1-bit) of an island-style CGRA tile (docs/design.md §5.3,
 paper Fig. 11, thesis §7.1 Fig. 7.2).
 
 A switch box has ``tracks`` (W) incoming and W outgoing tracks on each side N, E, S, W. Every

@@ -1,5 +1,5 @@
-"""The IO core (DESIGN §5.3, thesis §7.1 Fig. 7.1): streams between the global buffer and the
-array, on the north edge, driven by its own controllers (DESIGN §4).
+"""The IO core (docs/design.md §5.3, thesis §7.1 Fig. 7.1): streams between the global buffer and the
+array, on the north edge, driven by its own controllers (docs/design.md §4).
 
 Two streams, each one :class:`~ubgen.controller.Controller` with one address generator
 ``addr`` (a word offset in the IO tile's GLB bank, ``log2(bank_words)`` bits):

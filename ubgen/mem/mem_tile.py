@@ -1,4 +1,4 @@
-"""MEM tile core (DESIGN §5.1/§5.3, thesis §6.1.3 Fig. 6.4, paper Fig. 11): the
+"""MEM tile core (docs/design.md §5.1/§5.3, thesis §6.1.3 Fig. 6.4, paper Fig. 11): the
 :class:`~ubgen.pub.pub.PhysicalUnifiedBuffer` behind the tile core contract.
 
 Routed ports (``PORTS``; ``p`` < input ports, ``q`` < output ports of ``arch.pub``):

@@ -1,4 +1,4 @@
-"""The processing element (DESIGN §5.2): op set (:mod:`.ops`), ALU, PE core."""
+"""The processing element (docs/design.md §5.2): op set (:mod:`.ops`), ALU, PE core."""
 from .ops import Op, OP_WIDTH, pe_reference, counter_next
 from .pe import PE, pe_regmap
 

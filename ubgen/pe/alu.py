@@ -1,4 +1,4 @@
-"""The PE's combinational ALU (DESIGN §5.2): one :class:`~ubgen.pe.ops.Op` per application.
+"""The PE's combinational ALU (docs/design.md §5.2): one :class:`~ubgen.pe.ops.Op` per application.
 
 The op semantics are defined in :mod:`ubgen.pe.ops`; the COUNTER state lives in the PE
 (:class:`ubgen.pe.pe.PE`) and comes in on ``count``.

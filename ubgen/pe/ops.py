@@ -1,4 +1,4 @@
-"""The PE's operation set as data, and its plain-Python reference (DESIGN §5.2, thesis §7.1).
+"""The PE's operation set as data, and its plain-Python reference (docs/design.md §5.2, thesis §7.1).
 
 :class:`Op` is the single source of truth for the op encoding: the value of each member is what
 the PE's ``op`` configuration register holds, and the compiler's backend reads it from here.

@@ -1,4 +1,4 @@
-"""The processing element core (DESIGN §5.2, thesis §7.1 / Fig. 7.2, paper Fig. 11).
+"""The processing element core (docs/design.md §5.2, thesis §7.1 / Fig. 7.2, paper Fig. 11).
 
 A 16-bit ALU (:class:`~ubgen.pe.alu.ALU`) configured with one :class:`~ubgen.pe.ops.Op` per
 application. Every data input (``data0..2``) and bit input (``bit0..2``) is either routed (from

@@ -1,4 +1,4 @@
-"""The Physical Unified Buffer generator (thesis §6.1.3, Fig. 6.4; DESIGN §5.1)."""
+"""The Physical Unified Buffer generator (thesis §6.1.3, Fig. 6.4; docs/design.md §5.1)."""
 from .aggregator import Aggregator
 from .transpose_buffer import TransposeBuffer
 from .sram import WideSRAM

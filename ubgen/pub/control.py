@@ -1,7 +1,7 @@
 """Pieces shared by the push-memory blocks (PUB and DP-SRAM + AG).
 
 * :class:`CycleCounter`: the unstalled-cycle counter every controller compares its schedule
-  against (DESIGN §4, thesis §6.3 "static timing": a global clock that counts unstalled cycles
+  against (docs/design.md §4, thesis §6.3 "static timing": a global clock that counts unstalled cycles
   after start);
 * :class:`BlockConfig`: the configuration bus of one block: the read/write registers of its
   :class:`~ubgen.regmap.RegisterMap` (through :class:`~ubgen.config.ConfigRegisters`), read-only

@@ -1,7 +1,7 @@
 """Physical Unified Buffer (PUB): wide-fetch single-port SRAM + aggregators + transpose buffers.
 
 Thesis §6.1.3 (Fig. 6.4), paper §IV-B; sizes come from :class:`~ubgen.arch.PUBParams`.
-Every stream is driven by one controller (DESIGN §4) named after the stream:
+Every stream is driven by one controller (docs/design.md §4) named after the stream:
 
 ``in2agg_{p}``   AG ``agg`` (AGG word): ``data_in[p]`` of the fire cycle c is written to AGG word
                  ``agg`` (slot ``agg >> log2(FW)``, lane ``agg % FW``); visible from cycle c+1.
@@ -25,7 +25,7 @@ Chaining (paper Fig. 10, §V-C): the SRAM AGs carry ``chain_bits`` extra high bi
 bit (did this tile's SRAM supply it); on ``tb2out`` a tile drives its own word when it owns it and
 otherwise passes ``chain_in_*`` through. With ``chain_en`` = 0 the high bits are ignored.
 
-ROM mode (``mode`` = 1; a lookup table, DESIGN §5.1): while ``run`` = 0, configuration writes to
+ROM mode (``mode`` = 1; a lookup table, docs/design.md §5.1): while ``run`` = 0, configuration writes to
 the ``sram`` window store one word each (word address = window offset). With ``run`` = 1 every
 unstalled cycle c reads word address ``data_in[0]``; ``data_out[0]`` shows it with
 ``valid_out[0]`` in unstalled cycle c+1. The controllers' streams are ignored in ROM mode.
@@ -73,7 +73,7 @@ def _aligned(n: int, size: int) -> int:
 
 
 def pub_regmap(params: PUBParams) -> RegisterMap:
-    """The PUB's configuration space (DESIGN §2: the compiler reads this same object)."""
+    """The PUB's configuration space (docs/design.md §2: the compiler reads this same object)."""
     rm = RegisterMap("pub")
     rm.add("mode", 1, doc="0: unified buffer, 1: ROM (lookup table read at data_in[0])")
     rm.add("chain_en", 1, doc="chaining on: SRAM accesses only when the address's high bits "

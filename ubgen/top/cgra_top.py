@@ -1,5 +1,5 @@
 """``cgra_top``: the CGRA array, the global buffer and an AXI4-Lite slave for the host
-(DESIGN §5.4, thesis §7.1 Fig. 7.1).
+(docs/design.md §5.4, thesis §7.1 Fig. 7.1).
 
 Ports: ``clk``, ``rst`` and the AXI4-Lite slave ``s_axil_*`` (32-bit data, byte addresses).
 Address map (:func:`top_address_map` exports it as data; docs/top.md describes it):
