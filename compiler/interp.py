@@ -54,6 +54,8 @@ from typing import Callable
 import networkx as nx
 import numpy as np
 
+from ubgen.arch import WORD_WIDTH
+
 from .ir.expr import Arg, Call, Const, Kernel, Lookup
 from .ir.program import Loop, Op, Program
 from .ir.types import IntType
@@ -61,7 +63,7 @@ from .ir.types import IntType
 __all__ = ["InterpError", "run", "run_all", "eval_kernel", "numpy_dtype", "from_pattern"]
 
 Order = Callable[[str, dict], int]
-WORD = 16
+WORD = WORD_WIDTH
 WORD_MASK = (1 << WORD) - 1
 
 
@@ -114,9 +116,9 @@ _BINARY = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
-    "shl": lambda a, b: a << (b & 15),
-    "lshr": lambda a, b: a >> (b & 15),
-    "ashr": lambda a, b: _signed(a) >> (b & 15),
+    "shl": lambda a, b: a << (b & (WORD - 1)),
+    "lshr": lambda a, b: a >> (b & (WORD - 1)),
+    "ashr": lambda a, b: _signed(a) >> (b & (WORD - 1)),
     "and": lambda a, b: a & b,
     "or": lambda a, b: a | b,
     "xor": lambda a, b: a ^ b,

@@ -148,7 +148,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     from .mapping.common import MappingError
     from .mapping.map_buffer import map_buffers
     from .mapping.shift_register import DEFAULT_THRESHOLD
-    from .schedule.params import HwParams
+    from .ir.hw import HwParams
     from .schedule.report import schedule_program
     from .source import load_program
     from .backend.build import build_netlist

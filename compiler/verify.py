@@ -26,7 +26,7 @@ import islpy as isl
 from .ir.poly import PolyProgram
 from .ir.schedule import Schedule
 from .poly.deps import Dependence, raw_dependences
-from .schedule.params import HwParams
+from .ir.hw import HwParams
 
 
 class VerifyError(ValueError):

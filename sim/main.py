@@ -4,7 +4,7 @@ Compiles an application and checks every level the toolchain has, printing progr
 
 1. golden: the reference interpreter (``compiler.interp``) on the app's inputs equals the app's
    independent numpy reference, bit for bit;
-2. schedule: tree-height reduction of the kernels (``compiler.frontend.tree_height``), the
+2. schedule: tree-height reduction of the kernels (``compiler.passes.tree_height``), the
    sequential baseline and the optimized schedule, both proven by the isl verifier; the
    interpreter running the balanced program (the one ``ubc schedule`` schedules and dumps) in
    the optimized schedule's order equals the golden output of the program as written;
@@ -50,7 +50,7 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int) -> dict:
     from compiler.mapping.map_buffer import map_buffers
     from compiler.mapping.registers import pack_register_files
     from compiler.model import check_buffer
-    from compiler.schedule.params import HwParams
+    from compiler.ir.hw import HwParams
     from compiler.schedule.report import schedule_program
     from ubgen.arch import load_arch
 

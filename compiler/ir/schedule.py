@@ -80,13 +80,6 @@ class Schedule:
         ops = self.ops
         return lambda name, env: ops[name].time(env)
 
-    def isl_union(self, ctx: isl.Context | None = None) -> isl.UnionMap:
-        ctx = ctx or isl.DEFAULT_CONTEXT
-        out = isl.UnionMap.empty(isl.Space.params_alloc(ctx, 0))
-        for s in self.ops.values():
-            out = out.union(isl.UnionMap.from_map(s.isl_map(ctx)))
-        return out
-
     def to_dict(self) -> dict:
         return {"program": self.program, "policy": self.policy, "completion": self.completion,
                 "ops": [s.to_dict() for s in self.ops.values()], "info": self.info}

@@ -36,7 +36,7 @@ from ..poly.deps import Dependence, dependency_graph, raw_dependences, topo_orde
 from .fetch_pad import padded_row, read_lead, stage_rows
 from .hls import Block, schedule_node
 from .offsets import min_distance, write_interval
-from .params import HwParams
+from ..ir.hw import HwParams
 from .perfect_flatten import flatten, spine
 
 BIG = 1 << 40
@@ -371,7 +371,7 @@ def _tile_deltas(d: Dependence, base: dict[str, OpSchedule], tile_coeffs: dict[s
 def constant_tile_distance(d: Dependence, base: dict[str, OpSchedule],
                            tile_coeffs: dict[str, int], poly: PolyProgram) -> bool:
     """Every dependent pair is the same number of cycles apart at any tile interval: one tile
-    distance and one within-tile distance (cf. :func:`.offsets.constant_distance`)."""
+    distance and one within-tile distance (cf. :func:`.offsets.is_constant_distance`)."""
     return _tile_deltas(d, base, tile_coeffs, poly).is_singleton()
 
 

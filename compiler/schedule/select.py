@@ -15,7 +15,7 @@ from ..ir.program import Program
 from ..ir.schedule import Schedule
 from ..poly.deps import Dependence, raw_dependences
 from .dnn import pipeline_loops, schedule_dnn
-from .params import HwParams
+from ..ir.hw import HwParams
 from .sequential import schedule_sequential
 from .sharing import share_units
 from .stencil import schedule_stencil
@@ -30,6 +30,14 @@ def select_policy(deps: list[Dependence]) -> str:
 def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None,
              deps: list[Dependence] | None = None, policy: str | None = None) -> Schedule:
     """The optimized schedule of ``program`` (verified)."""
+    return schedule_verified(program, poly, params, deps, policy)[0]
+
+
+def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | None = None,
+                      deps: list[Dependence] | None = None, policy: str | None = None
+                      ) -> tuple[Schedule, "VerifyReport"]:
+    """The optimized schedule of ``program`` and the report of its one verification: the first
+    policy of the fallback chain whose schedule the verifier proves legal."""
     from ..verify import VerifyError, verify
     params = params or HwParams()
     deps = raw_dependences(poly) if deps is None else deps
@@ -49,7 +57,7 @@ def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None
         else:
             sched = schedule_sequential(program, poly)
         try:
-            verify(poly, sched, params, deps)
+            report = verify(poly, sched, params, deps)
         except VerifyError as e:
             failures.append(f"{name}: {e}")
             continue
@@ -58,5 +66,5 @@ def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None
         tiles = [lp.name for lp in pipeline_loops(program)[0]]
         sched.info["storage_copies"] = storage_copies(
             program, sched, schedule_sequential(program, poly), tiles)
-        return sched
+        return sched, report
     raise VerifyError("; ".join(failures))

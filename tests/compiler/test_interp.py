@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from compiler.interp import InterpError, eval_kernel, run, run_all
 from compiler.ir import Arg, Call, Const, Kernel, Lookup, Program, s16, u16, u1
-from ubgen.pe import Op as PEOp, pe_reference
+from ubgen.pe import PEOp, pe_reference
 
 WORDS = st.one_of(st.integers(0, 0xFFFF),
                   st.sampled_from([0, 1, 2, 15, 16, 17, 0x7FFF, 0x8000, 0x8001, 0xFFFF]))

@@ -12,7 +12,7 @@ from compiler.ir import Call, Const, Kernel, Program, maximum, u16
 from compiler.liveness import buffer_liveness
 from compiler.poly.deps import raw_dependences
 from compiler.poly.extract import extract
-from compiler.schedule.params import HwParams
+from compiler.ir.hw import HwParams
 from compiler.schedule.dnn import pipeline_loops
 from compiler.schedule.select import schedule
 from compiler.schedule.storage import expand_storage, storage_copies

@@ -3,7 +3,7 @@ import pytest
 
 from compiler.poly.extract import extract
 from compiler.schedule.dnn import schedule_dnn
-from compiler.schedule.params import HwParams
+from compiler.ir.hw import HwParams
 from compiler.schedule.stencil import schedule_stencil
 from compiler.verify import ScheduleError, VerifyError, verify
 

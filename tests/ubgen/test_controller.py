@@ -3,8 +3,9 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 import pytest
 
 from ubgen.arch import ControllerParams
-from ubgen.controller import (AffineMap, Controller, ControllerConfig, ControllerLayout,
-                              EncodeError, compute_deltas, encode_controller, iterate)
+from ubgen.controller import (AffineMap, ControllerConfig, ControllerLayout, EncodeError,
+                              compute_deltas, encode_controller, iterate)
+from ubgen.controller_rtl import Controller
 from tests.gateware import run_testbench
 
 PARAMS = ControllerParams(max_dims=6, extent_width=8, cycle_width=16)

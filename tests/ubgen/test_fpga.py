@@ -16,8 +16,9 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ubgen import fpga
-from ubgen.arch import ControllerParams, ROOT
-from ubgen.controller import Controller, ControllerLayout
+from ubgen.arch import WORD_WIDTH, ControllerParams, ROOT
+from ubgen.controller import ControllerLayout
+from ubgen.controller_rtl import Controller
 from tests.gateware import run_testbench
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fpga"
@@ -235,7 +236,7 @@ def test_tile_designs_are_the_array_tiles(design, kind):
     # independent count from the arch file: 4 sides x tracks x (16 + 1) bits each way, the
     # config bus (16-bit address, 32-bit wdata, we; 32-bit rdata), run, stall, MEM error flag
     tracks = arch.raw["array"]["tracks"]
-    track_bits = 4 * tracks * (arch.raw["word"]["width"] + 1)
+    track_bits = 4 * tracks * (WORD_WIDTH + 1)
     n_in, n_out = track_bits + 16 + 32 + 1 + 2, track_bits + 32 + (kind == "mem")
     assert _input_output_bits(tile) == (n_in, n_out)
     assert (w.n_pin_in, w.n_pin_out) == (2 + 2 * 16 + 2, 2 * 16 + 2)

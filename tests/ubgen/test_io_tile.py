@@ -11,7 +11,7 @@ from ubgen.arch import load_arch, GLBParams
 from ubgen.controller import AffineMap, ControllerConfig, encode_controller, iterate
 from ubgen.glb.global_buffer import GlobalBuffer
 from ubgen.io.io_tile import IOCore, GLB2F_LATENCY, F2GLB_LATENCY
-from tests.gateware import run_testbench
+from tests.gateware import bus_writes, configure, run_testbench
 
 ARCH = replace(load_arch("cgra_4x4"), glb=GLBParams(banks=1, bank_words=64))
 AW = 6
@@ -64,18 +64,8 @@ def simulate(glb2f: ControllerConfig, f2glb: ControllerConfig, stall_seed: int, 
     seen, final = [], []
 
     async def bench(ctx):
-        for w, v in enumerate(init):
-            ctx.set(glb.host.addr, w)
-            ctx.set(glb.host.wdata, v)
-            ctx.set(glb.host.we, 1)
-            await ctx.tick()
-        ctx.set(glb.host.we, 0)
-        for off, v in io.regmap.writes(regs):
-            ctx.set(io.cfg.addr, off)
-            ctx.set(io.cfg.wdata, v)
-            ctx.set(io.cfg.we, 1)
-            await ctx.tick()
-        ctx.set(io.cfg.we, 0)
+        await bus_writes(ctx, glb.host, enumerate(init))
+        await configure(ctx, io.cfg, io.regmap, regs)
         ctx.set(io.run, 1)
         cycle = 0
         while cycle <= last + 2:

@@ -31,17 +31,7 @@ from ..arch import Arch, MemParams, PUBParams
 from ..config import config_bus_signature
 from ..pub.pub import PhysicalUnifiedBuffer
 from .register_file import MemRegisterFile
-from .spec import mem_regmap, rf_base
-
-
-def mem_ports(params: PUBParams) -> dict[str, tuple[str, int]]:
-    w = params.word_width
-    ports = {f"data_in{p}": ("in", w) for p in range(params.input_ports)}
-    ports.update({f"chain_in{q}": ("in", w) for q in range(params.output_ports)})
-    ports.update({f"chain_valid_in{q}": ("in", 1) for q in range(params.output_ports)})
-    ports.update({f"data_out{q}": ("out", w) for q in range(params.output_ports)})
-    ports.update({f"valid_out{q}": ("out", 1) for q in range(params.output_ports)})
-    return ports
+from .spec import mem_ports, mem_regmap, rf_base
 
 
 class MemCore(wiring.Component):

@@ -16,7 +16,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import ConfigRegisters
-from ..controller import Controller
+from ..controller_rtl import Controller
 from ..regmap import RegisterMap, CONFIG_DATA_WIDTH
 from ..arch import _clog2
 
@@ -124,7 +124,7 @@ def connect_config(m: Module, block, cfg: BlockConfig) -> None:
 
 def add_controllers(m: Module, layouts: dict, fields: dict, counter: CycleCounter,
                     enable=1) -> tuple[dict, dict]:
-    """Instantiate one :class:`~ubgen.controller.Controller` per layout, configured from
+    """Instantiate one :class:`~ubgen.controller_rtl.Controller` per layout, configured from
     ``fields`` and timed by ``counter``. Returns ``(controllers, fires)``; a fire counts only
     while ``enable`` is high."""
     ctl, fire = {}, {}

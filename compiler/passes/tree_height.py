@@ -1,4 +1,5 @@
-"""Tree-height reduction of compute kernels: Program -> Program (docs/design.md §3.1, §3.2).
+"""Tree-height reduction of compute kernels, a middle-end pass: Program -> Program
+(docs/design.md §3, docs/scheduling.md).
 
 A kernel is evaluated as written, so ``a0 + a1 + ... + a8`` is a chain of 8 adders. Its
 compute latency -- the longest PE chain of the kernel, ``L_compute`` in the op latency of
@@ -52,7 +53,7 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass
 
-from ubgen.pe.ops import WORD_BITS
+from ubgen.arch import WORD_WIDTH
 
 from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, expr_depth, pe_stages
 from ..ir.program import Program, kernel_to_dict
@@ -82,7 +83,7 @@ def _exact(node: Call) -> bool:
     """Whether ``node`` may be regrouped: min/max on a type narrower than the word only when
     every operand has that type (otherwise the truncation of an intermediate result loses the
     value a later comparison needs)."""
-    return (node.op not in SELECTING or node.type.bits >= WORD_BITS
+    return (node.op not in SELECTING or node.type.bits >= WORD_WIDTH
             or all(a.type == node.type for a in node.args))
 
 
