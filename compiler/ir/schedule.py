@@ -76,9 +76,15 @@ class Schedule:
         return max((s.end() for s in self.ops.values()), default=0)
 
     def time_fn(self) -> Callable[[str, dict], int]:
-        """``f(op_name, env) -> cycle`` for the interpreter's ``order=`` argument."""
+        """``f(op_name, env) -> cycle`` for the interpreter's ``order=`` argument. Affine in the
+        loop variables, so it is *vectorized* (``compiler.interp.vectorized``): given every loop
+        variable as a numpy array it gives every instance's cycle at once."""
         ops = self.ops
-        return lambda name, env: ops[name].time(env)
+
+        def time(name: str, env: dict) -> int:
+            return ops[name].time(env)
+        time.vectorized = True
+        return time
 
     def to_dict(self) -> dict:
         return {"program": self.program, "policy": self.policy, "completion": self.completion,
