@@ -146,7 +146,7 @@ class CGRATop(wiring.Component):
                 m.d.comb += getattr(self, name).eq(getattr(axil, name))
         for c in self.io_columns:
             wiring.connect(m, getattr(self.array, f"glb_{c}"), self.glb.io_port(c))
-        run = Signal()
+        run = Signal(name="run")
         m.d.comb += [self.array.run.eq(run), self.glb.run.eq(run)]
         bus, addr = axil.bus, axil.bus.addr
         regions = {"ctrl": addr[REGION_SHIFT:] == 0,
@@ -162,7 +162,8 @@ class CGRATop(wiring.Component):
     def _control(self, m: Module, bus, selected, run: Signal) -> None:
         """The control/status registers :data:`CONTROL` (ack in the strobe's cycle)."""
         arch, g, array = self.arch, self.arch.glb, self.array
-        stall, target, done = Signal(), Signal(32), Signal()
+        stall, done = Signal(name="stall"), Signal(name="done")
+        target = Signal(32, name="target")
         m.d.comb += [array.stall.eq(stall), done.eq(run & (array.cycle_count >= target))]
         values = {"START": run, "STALL": stall, "DONE": done, "CYCLE": array.cycle_count,
                   "ERROR": Cat(array.error, self.glb.error), "DONE_CYCLE": target,
@@ -187,7 +188,7 @@ class CGRATop(wiring.Component):
         g, host = self.arch.glb, self.glb.host
         index = bus.addr[WORD_SHIFT:REGION_SHIFT]
         ok = ~run & (index < g.banks * g.bank_words)
-        read = Signal()
+        read = Signal(name="glb_read")
         m.d.comb += [host.addr.eq(index[:host_addr_width(g)]), host.wdata.eq(bus.wdata)]
         with m.If(selected & (bus.we | bus.re)):
             with m.If(ok):
@@ -204,7 +205,7 @@ class CGRATop(wiring.Component):
         cfg = self.array.cfg
         tile_id = bus.addr[TILE_ID_SHIFT:TILE_ID_SHIFT + TILE_ID_BITS]
         reg_off = bus.addr[WORD_SHIFT:TILE_ID_SHIFT]
-        ok, read = Signal(), Signal()
+        ok, read = Signal(name="tile_ok"), Signal(name="tile_read")
         by_span: dict[int, list[int]] = {}
         for tid, span in tile_spans(self.array.layout).items():
             by_span.setdefault(span, []).append(tid)
