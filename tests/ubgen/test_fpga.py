@@ -1,4 +1,4 @@
-"""FPGA flow (ubgen/fpga.py): log parsing on real tool output, the wrapper, error handling, and
+"""FPGA flow (ubgen/fpga/): log parsing on real tool output, the wrapper, error handling, and
 the no-multiplier property of the controllers (thesis §6.1.2: one adder per AG, no multipliers).
 
 The logs under tests/data/fpga/ were captured from real runs of the flow (yowasp-nextpnr 0.11.1,

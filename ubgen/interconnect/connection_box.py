@@ -7,7 +7,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .mux import mux_tree
-from .spec import SIDES, ConnectionBoxSpec, Source, check_edges, track_name
+from .spec import SIDES, ConnectionBoxSpec, check_edges, track_name
 
 __all__ = ["ConnectionBox", "ConnectionBoxSpec"]
 

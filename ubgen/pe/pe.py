@@ -21,8 +21,8 @@ from ..config import ConfigRegisters
 from ..core import CFG_ADDR_WIDTH, core_members
 from ..regmap import RegisterMap
 from .alu import ALU
-from .spec import BIT_INPUTS, DATA_INPUTS, PE_PORTS, pe_regmap
-from .ops import PEOp, OP_WIDTH, WORD_BITS
+from .spec import BIT_INPUTS, PE_PORTS, pe_regmap
+from .ops import PEOp, WORD_BITS
 
 __all__ = ["PE", "pe_regmap", "CFG_ADDR_WIDTH"]
 
