@@ -16,7 +16,7 @@ from typing import Iterable
 from amaranth.sim import Simulator
 
 __all__ = ["run_testbench", "advance_cycles", "wait_until", "flat_bus", "bus_write",
-           "bus_writes", "bus_read", "configure", "reg_offset"]
+           "bus_writes", "bus_read", "configure", "reg_offset", "increasing_strides"]
 
 
 def run_testbench(dut, bench, *, vcd: str | None = None) -> None:
@@ -84,3 +84,15 @@ async def configure(ctx, bus, regmap, values: dict[str, int]) -> list[tuple[int,
 def reg_offset(regmap, name: str) -> int:
     """The offset of register ``name`` in ``regmap`` (a KeyError naming it if absent)."""
     return regmap[name].offset
+
+
+def increasing_strides(draw, extents, step) -> list[int]:
+    """Cycle strides of a strictly increasing controller schedule over ``extents`` (innermost
+    first): each level's stride exceeds the span of the levels inside it by ``draw(step)``
+    (a hypothesis strategy of positive integers)."""
+    strides, span = [], 0
+    for e in extents:
+        s = span + draw(step)
+        strides.append(s)
+        span += s * (e - 1)
+    return strides

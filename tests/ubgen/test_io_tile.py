@@ -11,7 +11,7 @@ from ubgen.arch import load_arch, GLBParams
 from ubgen.controller import AffineMap, ControllerConfig, encode_controller, iterate
 from ubgen.glb.global_buffer import GlobalBuffer
 from ubgen.io.io_tile import IOCore, GLB2F_LATENCY, F2GLB_LATENCY
-from tests.gateware import bus_writes, configure, run_testbench
+from tests.gateware import bus_writes, configure, increasing_strides, run_testbench
 
 ARCH = replace(load_arch("cgra_4x4"), glb=GLBParams(banks=1, bank_words=64))
 AW = 6
@@ -41,11 +41,7 @@ def fabric_value(cycle):
 def streams(draw):
     dims = draw(st.integers(1, 3))
     extents = [draw(st.integers(1, 4)) for _ in range(dims)]
-    strides, span = [], 0
-    for e in extents:
-        s = span + draw(st.integers(1, 3))
-        strides.append(s)
-        span += s * (e - 1)
+    strides = increasing_strides(draw, extents, st.integers(1, 3))
     addr = AffineMap(draw(st.integers(0, 63)), tuple(draw(st.integers(-9, 9))
                                                      for _ in range(dims)))
     return ControllerConfig(tuple(extents), AffineMap(draw(st.integers(0, 6)), tuple(strides)),

@@ -15,7 +15,7 @@ chain ports are unused); with ``rf_en`` = 0 (the reset value) they are the PUB's
 without the register file. ``error`` is the PUB's flag ORed with the register file's.
 
 The core's register map (:func:`ubgen.mem.spec.mem_regmap`) is the PUB's
-(:func:`ubgen.pub.pub.pub_regmap`, its ``sram`` window included) followed by the register
+(:func:`ubgen.pub.spec.pub_regmap`, its ``sram`` window included) followed by the register
 file's at :func:`~ubgen.mem.spec.rf_base`; the core decodes that range and passes every other
 address to the PUB. ``cfg.rdata`` is combinational. Timing is the PUB's: every controller
 counts the tile's own unstalled cycles (the PUB's ``cycle_count``; ``run``/``stall`` are the

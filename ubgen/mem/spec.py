@@ -81,7 +81,7 @@ def rf_registers(params: PUBParams, mem: MemParams = MemParams()) -> list[Regist
 def mem_regmap(arch: Arch | PUBParams, mem: MemParams | None = None) -> RegisterMap:
     """The MEM core's configuration space for ``arch`` (or a :class:`PUBParams` and a
     :class:`MemParams`): the PUB's registers and ``sram`` window
-    (:func:`ubgen.pub.pub.pub_regmap`, unchanged), then the register file's."""
+    (:func:`ubgen.pub.spec.pub_regmap`, unchanged), then the register file's."""
     params = arch.pub if isinstance(arch, Arch) else arch
     mem = mem or (arch.mem if isinstance(arch, Arch) else MemParams())
     pub = pub_regmap(params)
