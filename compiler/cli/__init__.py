@@ -17,12 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ubgen.arch import ArchError
-
-from ..ir.index import IndexError_
-from ..ir.program import ProgramError
-from ..poly.extract import ExtractError
-from ..verify import ScheduleError, VerifyError
+from ..pipeline import user_errors
 from .backend import add_backend_subcommands
 from .common import add_app_arguments
 from .map import add_map_subcommand
@@ -31,8 +26,7 @@ from .sweep import add_sweep_subcommand
 
 __all__ = ["main", "build_parser", "add_app_arguments", "USER_ERRORS"]
 
-USER_ERRORS = (ProgramError, IndexError_, ExtractError, VerifyError, ScheduleError, ArchError,
-               ValueError, KeyError)   # MappingError, NetlistError and FitError are ValueErrors
+USER_ERRORS = user_errors()
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -288,10 +288,10 @@ def fit(arch: Arch, metrics: dict, resources: dict | None = None) -> dict:
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from ..cli import USER_ERRORS
     from ..ir.ubimpl import RegisterWidthError
     from ..mapping.common import MappingError
-    return USER_ERRORS + (MappingError, RegisterWidthError, MappingRefused, PointError)
+    from ..pipeline import user_errors
+    return user_errors() + (MappingError, RegisterWidthError, MappingRefused, PointError)
 
 
 def evaluate_point(app: str, params: dict, stages: tuple[str, ...] | list[str] = DEFAULT_STAGES
