@@ -599,29 +599,53 @@ def _wavefronts(members: list[int], infos: list[_OpInfo], supplier, offsets: np.
                 dst.append(ids[c >= 0])
     src = np.concatenate(src) if src else np.zeros(0, np.int64)
     dst = np.concatenate(dst) if dst else np.zeros(0, np.int64)
+    cycle = _Cycle(members, base, size, np.array([base[k] for k in members] + [size]), evaluate)
+    if np.bincount(dst, minlength=size).max(initial=0) <= 1:
+        _forest_wavefronts(cycle, src, dst)
+    else:
+        _kahn_wavefronts(cycle, src, dst)
+
+
+@dataclass
+class _Cycle:
+    """The instances of a dependence cycle, numbered compactly op by op."""
+    members: list[int]
+    base: dict[int, int]          # op -> its first compact id
+    size: int
+    cuts_at: np.ndarray           # the ops' first compact ids, and ``size``
+    evaluate: Callable
+
+    def run(self, part: np.ndarray) -> None:
+        """Evaluate the (sorted) compact ids ``part``, op by op."""
+        cuts = np.searchsorted(part, self.cuts_at)
+        for i, k in enumerate(self.members):
+            if cuts[i + 1] > cuts[i]:
+                self.evaluate(k, part[cuts[i]:cuts[i + 1]] - self.base[k])
+
+
+def _forest_wavefronts(cycle: _Cycle, src: np.ndarray, dst: np.ndarray) -> None:
+    """Each instance has at most one supplier in the cycle (as in a chain of accumulations):
+    depths by pointer jumping, then one wavefront per depth."""
+    size = cycle.size
+    anc = np.full(size + 1, size, np.int64)       # node ``size``: a root sentinel
+    anc[dst] = src
+    depth = np.ones(size + 1, np.int64)
+    depth[anc == size] = 0
+    while (anc[:size] != size).any():
+        depth += depth[anc]
+        anc = anc[anc]
+    depth = depth[:size]
+    small = depth.astype(np.uint16) if depth.max(initial=0) < 1 << 16 else depth
+    order = np.argsort(small, kind="stable")     # a radix sort for 16-bit keys
+    bounds = np.searchsorted(depth[order], np.arange(depth.max(initial=0) + 2))
+    for lv in range(len(bounds) - 1):
+        cycle.run(np.sort(order[bounds[lv]:bounds[lv + 1]]))
+
+
+def _kahn_wavefronts(cycle: _Cycle, src: np.ndarray, dst: np.ndarray) -> None:
+    """Any dependence graph inside the cycle: Kahn's algorithm, one wavefront per round."""
+    size = cycle.size
     indeg = np.bincount(dst, minlength=size)
-    cuts_at = np.array([base[k] for k in members] + [size])
-    if indeg.max(initial=0) <= 1:
-        # a forest (each instance has at most one supplier in the cycle, as in a chain of
-        # accumulations): depths by pointer jumping, then one wavefront per depth
-        anc = np.full(size + 1, size, np.int64)       # node ``size``: a root sentinel
-        anc[dst] = src
-        depth = np.ones(size + 1, np.int64)
-        depth[anc == size] = 0
-        while (anc[:size] != size).any():
-            depth += depth[anc]
-            anc = anc[anc]
-        depth = depth[:size]
-        small = depth.astype(np.uint16) if depth.max(initial=0) < 1 << 16 else depth
-        order = np.argsort(small, kind="stable")     # a radix sort for 16-bit keys
-        bounds = np.searchsorted(depth[order], np.arange(depth.max(initial=0) + 2))
-        for lv in range(len(bounds) - 1):
-            part = np.sort(order[bounds[lv]:bounds[lv + 1]])
-            cuts = np.searchsorted(part, cuts_at)
-            for i, k in enumerate(members):
-                if cuts[i + 1] > cuts[i]:
-                    evaluate(k, part[cuts[i]:cuts[i + 1]] - base[k])
-        return
     by_src = np.argsort(src, kind="stable")
     consumers = dst[by_src]
     ptr = np.searchsorted(src[by_src], np.arange(size + 1))
@@ -629,11 +653,7 @@ def _wavefronts(members: list[int], infos: list[_OpInfo], supplier, offsets: np.
     done = 0
     while len(frontier):
         done += len(frontier)
-        cuts = np.searchsorted(frontier, cuts_at)
-        for i, k in enumerate(members):
-            part = frontier[cuts[i]:cuts[i + 1]]
-            if len(part):
-                evaluate(k, part - base[k])
+        cycle.run(frontier)
         lo, hi = ptr[frontier], ptr[frontier + 1]
         cnt = hi - lo
         if cnt.sum() == 0:
