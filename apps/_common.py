@@ -1,4 +1,4 @@
-"""Building blocks shared by the application modules (thesis §4.1 loop-nest DSL, DESIGN §3.1).
+"""Building blocks shared by the application modules (thesis §4.1 loop-nest DSL, docs/design.md §3.1).
 
 Two halves that never call each other:
 

@@ -1,4 +1,4 @@
-"""gaussian: 3x3 Gaussian blur (thesis Table 7.1, paper Table III, DESIGN §7).
+"""gaussian: 3x3 Gaussian blur (thesis Table 7.1, paper Table III, docs/design.md §7).
 
 Algorithm: ``output[x, y] = sum(W[dy][dx] * input[x+dx, y+dy]) >> 4`` with the binomial weights
 ``W = [1 2 1; 2 4 2; 1 2 1]`` (sum 16), i.e. the 3x3 Gaussian approximation of the reference

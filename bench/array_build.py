@@ -1,4 +1,4 @@
-"""How long the array takes to generate and to build in Verilator (DESIGN §5.3/§5.4).
+"""How long the array takes to generate and to build in Verilator (docs/design.md §5.3/§5.4).
 
     .venv/bin/python bench/array_build.py [--arch cgra_16x32] [--verilate] [--compile]
 

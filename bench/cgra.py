@@ -52,12 +52,12 @@ sys.path.insert(0, str(ROOT))
 from sim.runner import BUILD, ModelBuild, StepResult, build_model  # noqa: E402
 from ubgen.arch import ArchError, load_arch                        # noqa: E402
 from ubgen.array import KINDS, tile_module                         # noqa: E402
-from ubgen.array.graph import path_latency, port_node, route_writes, routing_graph  # noqa: E402
+from ubgen.array.graph import path_latency, port_node, route_bus_writes, routing_graph  # noqa: E402
 from ubgen.array.layout import ArrayLayout                         # noqa: E402
 from ubgen.array.routes import add_pipeline_registers, route       # noqa: E402
 from ubgen.cli import has_array                                    # noqa: E402
 from ubgen.controller import AffineMap, ControllerConfig, encode_controller  # noqa: E402
-from ubgen.io.io_tile import io_layouts                            # noqa: E402
+from ubgen.io.spec import io_layouts                            # noqa: E402
 from ubgen.top import top_module, write_verilog                    # noqa: E402
 from ubgen.top.cgra_top import control_address, glb_address, tile_address  # noqa: E402
 
@@ -99,9 +99,7 @@ def stream_plan(arch) -> tuple[list[tuple[int, int]], list[dict]]:
     for col in range(0, min(arch.array.columns, arch.glb.banks) - 1, 2):
         path = stream_route(g, lay, col, used)
         used |= set(path)
-        for (tid, name), value in route_writes(g, path).items():
-            kind = lay.positions()[tid].kind
-            writes.append((tile_address(tid, lay.specs[kind].regmap[name].offset), value))
+        writes += route_bus_writes(lay, g, path, tile_address)
         for c, stream in ((col, "glb2f"), (col + 1, "f2glb")):
             for off, v in rm.writes(encode_controller(cfg, layouts[stream])):
                 writes.append((tile_address(lay.tile_id(0, c), off), v))

@@ -20,7 +20,7 @@ def figures(app: str, arch, delay: bool) -> tuple[int, int, int, int]:
     """(cycles, SRAM words, SRAM words as written, MEMs) of ``app``."""
     from compiler.liveness import total_live_words
     from compiler.pipeline import map_scheduled
-    from compiler.schedule.params import HwParams
+    from compiler.ir.hw import HwParams
     from compiler.schedule.report import schedule_program
     from compiler.source import load_program
     program = load_program(app, {})

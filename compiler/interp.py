@@ -1,5 +1,5 @@
 """The reference interpreter: the golden model of a :class:`~compiler.ir.program.Program`
-(DESIGN §3, "reference interpreter"; thesis §4.1 gives the loop-nest semantics).
+(docs/design.md §3, "reference interpreter"; thesis §4.1 gives the loop-nest semantics).
 
 Semantics
 ---------
@@ -54,14 +54,17 @@ from typing import Callable
 import networkx as nx
 import numpy as np
 
+from ubgen.arch import WORD_WIDTH
+
 from .ir.expr import Arg, Call, Const, Kernel, Lookup
 from .ir.program import Loop, Op, Program
 from .ir.types import IntType
 
-__all__ = ["InterpError", "run", "run_all", "eval_kernel", "numpy_dtype", "from_pattern"]
+__all__ = ["InterpError", "run", "run_all", "eval_kernel", "numpy_dtype", "from_pattern",
+           "vectorized"]
 
 Order = Callable[[str, dict], int]
-WORD = 16
+WORD = WORD_WIDTH
 WORD_MASK = (1 << WORD) - 1
 
 
@@ -114,9 +117,9 @@ _BINARY = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
-    "shl": lambda a, b: a << (b & 15),
-    "lshr": lambda a, b: a >> (b & 15),
-    "ashr": lambda a, b: _signed(a) >> (b & 15),
+    "shl": lambda a, b: a << (b & (WORD - 1)),
+    "lshr": lambda a, b: a >> (b & (WORD - 1)),
+    "ashr": lambda a, b: _signed(a) >> (b & (WORD - 1)),
     "and": lambda a, b: a & b,
     "or": lambda a, b: a | b,
     "xor": lambda a, b: a ^ b,
@@ -306,22 +309,25 @@ def _layouts(program: Program, stores: dict[str, list[list[np.ndarray]]],
 # --- the vectorized engine -----------------------------------------------------------------
 
 def _times(info: _OpInfo, order: Order) -> np.ndarray:
-    """``order`` for all instances of an op: one vectorized call (spot-checked against
-    per-instance calls), else one call per instance."""
-    env = _env(info)
-    try:
-        t = np.asarray(order(info.op.name, env))
+    """``order`` for all instances of an op: one call over the loop box in array form when
+    ``order`` is marked vectorized (:func:`vectorized`; ``Schedule.time_fn`` is), else one call
+    per instance."""
+    if getattr(order, "vectorized", False):
+        t = np.asarray(order(info.op.name, _env(info)))
         if t.dtype.kind not in "iu":
-            raise TypeError
-        t = np.broadcast_to(t, np.broadcast_shapes(*(v.shape for v in env.values()), ())
-                            ).reshape(-1).astype(np.int64)
-        probe = np.unique(np.linspace(0, info.n - 1, min(info.n, 9)).astype(np.int64))
-        if all(int(order(info.op.name, _instance_env(info, int(i)))) == t[i] for i in probe):
-            return t
-    except Exception:  # noqa: BLE001 - fall back to per-instance calls
-        pass
+            raise InterpError(f"op {info.op.name}: the vectorized order gave {t.dtype} times, "
+                              f"expected integers")
+        return _full(info, t).astype(np.int64)
     return np.array([int(order(info.op.name, _instance_env(info, i))) for i in range(info.n)],
                     dtype=np.int64)
+
+
+def vectorized(order: Order) -> Order:
+    """Mark ``order`` as vectorized: called with every loop variable as a numpy array (the loop
+    box in broadcast form), it returns the times of all instances at once, element for element
+    what it returns for one instance. The interpreter then calls it once per op."""
+    order.vectorized = True
+    return order
 
 
 def _first_bad(info: _OpInfo, ranks: np.ndarray, bad: np.ndarray) -> int:
@@ -330,16 +336,15 @@ def _first_bad(info: _OpInfo, ranks: np.ndarray, bad: np.ndarray) -> int:
     return int(cand[np.argmin(ranks[info.offset + cand])])
 
 
-def _execute(program: Program, inputs: dict, order: Order | None, allow_partial: bool
-             ) -> dict[str, np.ndarray]:
-    program.validate()
-    for name, decl in program.buffers.items():
-        _check_type(decl.type, f"buffer {name}")
-    ins, in_shapes = _prepare_inputs(program, inputs)
-    infos = _op_infos(program)
-    total = sum(i.n for i in infos)
+def _full(info: _OpInfo, a: np.ndarray) -> np.ndarray:
+    """A broadcast-form array over the op's loop box, one value per instance."""
+    return np.broadcast_to(a, [lp.extent for lp in info.loops]).reshape(-1)
 
-    # execution ranks: sequential rank, or (time, sequential rank) sorted
+
+def _ranks(infos: list[_OpInfo], order: Order | None) -> np.ndarray:
+    """Global execution rank of every instance: the sequential rank, or with ``order`` the
+    rank of (time, sequential rank)."""
+    total = sum(i.n for i in infos)
     seq = np.empty(total, dtype=np.int64)
     for info in infos:
         env = _env(info)
@@ -349,95 +354,121 @@ def _execute(program: Program, inputs: dict, order: Order | None, allow_partial:
                                                                        info.loops)).reshape(-1)
         seq[info.offset:info.offset + info.n] = r
     if order is None:
-        ranks = seq
-    else:
-        times = np.concatenate([_times(i, order) for i in infos]) if infos else seq
-        perm = np.lexsort((seq, times))
-        ranks = np.empty(total, dtype=np.int64)
-        ranks[perm] = np.arange(total, dtype=np.int64)
+        return seq
+    times = np.concatenate([_times(i, order) for i in infos]) if infos else seq
+    ranks = np.empty(total, dtype=np.int64)
+    ranks[np.lexsort((seq, times))] = np.arange(total, dtype=np.int64)
+    return ranks
 
-    # access indices, kept in broadcast form (the shape of the loop box, size-1 axes where an
-    # index does not depend on a loop) until flattened
-    def index_arrays(info: _OpInfo, acc) -> list[np.ndarray]:
-        env = _env(info)
-        return [np.asarray(i.evaluate(env), dtype=np.int64) for i in acc.index]
 
-    idx_loads = [[index_arrays(info, acc) for acc in info.op.loads] for info in infos]
-    idx_store = [index_arrays(info, info.op.store) for info in infos]
+def _index_arrays(info: _OpInfo, acc) -> list[np.ndarray]:
+    """An access's indices in broadcast form (the shape of the loop box, size-1 axes where an
+    index does not depend on a loop)."""
+    env = _env(info)
+    return [np.asarray(i.evaluate(env), dtype=np.int64) for i in acc.index]
+
+
+def _flatten(info: _OpInfo, buf: str, lay: _Layout | None, ix: list[np.ndarray], what: str,
+             ranks: np.ndarray) -> np.ndarray:
+    """Flat element numbers of an access; reads outside an inferred (undeclared) shape read
+    elements never written and get the sentinel -1; other accesses outside the shape fail."""
+    if lay is None:
+        return np.full(info.n, -1, dtype=np.int64)
+    bad = None
+    if not all(int(a.min()) >= lo and int(a.max()) < lo + ext
+               for a, lo, ext in zip(ix, lay.lo, lay.shape)):
+        bad = np.zeros(info.n, bool)
+        for a, lo, ext in zip(ix, lay.lo, lay.shape):
+            bad |= _full(info, (a < lo) | (a >= lo + ext))
+        if lay.declared or what == "writes":
+            i = _first_bad(info, ranks, bad)
+            elem = ", ".join(str(int(_full(info, a)[i])) for a in ix)
+            raise InterpError(f"op {info.op.name}: {what} {buf}[{elem}] at "
+                              f"{_fmt_env(_instance_env(info, i))}, outside its shape "
+                              f"{list(lay.shape)}")
+    flat = np.zeros((), dtype=np.int64)
+    for a, lo, ext in zip(ix, lay.lo, lay.shape):
+        flat = flat * ext + (a - lo)
+    flat = _full(info, flat)
+    return flat if bad is None else np.where(bad, -1, flat)
+
+
+@dataclass
+class _Accesses:
+    """Every access as flat element numbers (:func:`_flatten`), and the buffers' layouts."""
+    stores: list[np.ndarray]                  # per op
+    loads: list[list[np.ndarray]]             # per op, per load
+    layouts: dict[str, _Layout]
+
+
+def _accesses(program: Program, infos: list[_OpInfo], ranks: np.ndarray,
+              in_shapes: dict[str, tuple[int, ...]]) -> _Accesses:
+    idx_store = [_index_arrays(info, info.op.store) for info in infos]
     stores: dict[str, list[list[np.ndarray]]] = {}
     for info, st in zip(infos, idx_store):
         stores.setdefault(info.op.store.buffer, []).append(st)
     layouts = _layouts(program, stores, in_shapes)
+    flat_store = [_flatten(info, info.op.store.buffer, layouts.get(info.op.store.buffer),
+                           idx_store[k], "writes", ranks) for k, info in enumerate(infos)]
+    flat_load = [[_flatten(info, acc.buffer, layouts.get(acc.buffer),
+                           _index_arrays(info, acc), "reads", ranks)
+                  for acc in info.op.loads] for info in infos]
+    return _Accesses(flat_store, flat_load, layouts)
 
-    def full(info: _OpInfo, a: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(a, [lp.extent for lp in info.loops]).reshape(-1)
 
-    def flatten(info: _OpInfo, buf: str, ix: list[np.ndarray], what: str) -> np.ndarray:
-        """Flat element numbers; reads outside an inferred (undeclared) shape read elements
-        never written and get the sentinel -1."""
-        lay = layouts.get(buf)
-        if lay is None:
-            return np.full(info.n, -1, dtype=np.int64)
-        if all(int(a.min()) >= lo and int(a.max()) < lo + ext
-               for a, lo, ext in zip(ix, lay.lo, lay.shape)):
-            bad = None
-        else:
-            bad = np.zeros(info.n, bool)
-            for a, lo, ext in zip(ix, lay.lo, lay.shape):
-                bad |= full(info, (a < lo) | (a >= lo + ext))
-            if lay.declared or what == "writes":
-                i = _first_bad(info, ranks, bad)
-                elem = ", ".join(str(int(full(info, a)[i])) for a in ix)
-                raise InterpError(f"op {info.op.name}: {what} {buf}[{elem}] at "
-                                  f"{_fmt_env(_instance_env(info, i))}, outside its shape "
-                                  f"{list(lay.shape)}")
-        flat = np.zeros((), dtype=np.int64)
-        for a, lo, ext in zip(ix, lay.lo, lay.shape):
-            flat = flat * ext + (a - lo)
-        flat = full(info, flat)
-        return flat if bad is None else np.where(bad, -1, flat)
+@dataclass
+class _Dataflow:
+    """Who supplies every read, and who wrote every element last."""
+    supplier: list[list[np.ndarray | None]]              # per op, per load; None: an input
+    final: dict[str, tuple[np.ndarray, np.ndarray]]      # buffer -> (elements, writer ids)
 
-    flat_store = [flatten(info, info.op.store.buffer, idx_store[k], "writes")
-                  for k, info in enumerate(infos)]
-    flat_load = [[flatten(info, acc.buffer, idx_loads[k][j], "reads")
-                  for j, acc in enumerate(info.op.loads)] for k, info in enumerate(infos)]
-    del idx_loads, idx_store
 
-    # resolve every read of a written buffer to its supplying write (global instance id): the
-    # last write to the same element with a smaller execution rank
-    supplier: list[list[np.ndarray | None]] = [   # None: reads an input
-        [None if program.buffers[acc.buffer].kind == "input" else np.full(i.n, -1, np.int64)
-         for acc in i.op.loads] for i in infos]
-    final: dict[str, tuple[np.ndarray, np.ndarray]] = {}   # buffer -> (elements, writer ids)
-    for buf in stores:
-        w_f = np.concatenate([flat_store[k] for k, i in enumerate(infos)
-                              if i.op.store.buffer == buf])
-        w_gid = np.concatenate([np.arange(i.offset, i.offset + i.n, dtype=np.int64)
-                                for i in infos if i.op.store.buffer == buf])
-        elems = np.unique(w_f)                   # written elements, numbered densely
-        w_e = np.searchsorted(elems, w_f)
-        w_key = w_e * (2 * total) + 2 * ranks[w_gid] + 1
-        perm = np.argsort(w_key)
-        w_key, w_gid, w_e = w_key[perm], w_gid[perm], w_e[perm]
+def _writes_by_element(infos: list[_OpInfo], acc: _Accesses, buf: str, ranks: np.ndarray):
+    """The writes to ``buf`` sorted by (element, rank): the dense element numbers, their sort
+    keys, writer ids and element indices."""
+    total = len(ranks)
+    w_f = np.concatenate([acc.stores[k] for k, i in enumerate(infos)
+                          if i.op.store.buffer == buf])
+    w_gid = np.concatenate([np.arange(i.offset, i.offset + i.n, dtype=np.int64)
+                            for i in infos if i.op.store.buffer == buf])
+    elems = np.unique(w_f)                   # written elements, numbered densely
+    w_e = np.searchsorted(elems, w_f)
+    w_key = w_e * (2 * total) + 2 * ranks[w_gid] + 1
+    perm = np.argsort(w_key)
+    return elems, w_key[perm], w_gid[perm], w_e[perm]
+
+
+def _dataflow(program: Program, infos: list[_OpInfo], acc: _Accesses,
+              ranks: np.ndarray) -> _Dataflow:
+    """Resolve every read of a written buffer to its supplying write (global instance id): the
+    last write to the same element with a smaller execution rank (-1: none)."""
+    total = len(ranks)
+    supplier = [[None if program.buffers[a.buffer].kind == "input" else np.full(i.n, -1, np.int64)
+                 for a in i.op.loads] for i in infos]
+    final = {}
+    for buf in {i.op.store.buffer for i in infos}:
+        elems, w_key, w_gid, w_e = _writes_by_element(infos, acc, buf, ranks)
         last = np.ones(len(w_e), bool)
         last[:-1] = w_e[1:] != w_e[:-1]
         final[buf] = (elems[w_e[last]], w_gid[last])
         for k, info in enumerate(infos):
-            for j, acc in enumerate(info.op.loads):
-                if acc.buffer != buf:
+            for j, a in enumerate(info.op.loads):
+                if a.buffer != buf:
                     continue
-                f = flat_load[k][j]
+                f = acc.loads[k][j]
                 e = np.minimum(np.searchsorted(elems, f), len(elems) - 1)
-                known = elems[e] == f
                 r_key = e * (2 * total) + 2 * ranks[info.offset:info.offset + info.n]
                 pos = np.searchsorted(w_key, r_key) - 1
-                hit = known & (pos >= 0) & (w_e[np.maximum(pos, 0)] == e)
+                hit = (elems[e] == f) & (pos >= 0) & (w_e[np.maximum(pos, 0)] == e)
                 supplier[k][j] = np.where(hit, w_gid[np.maximum(pos, 0)], -1)
+    return _Dataflow(supplier, final)
 
-    # reads of elements never written (before the read)
+
+def _check_reads(infos: list[_OpInfo], flow: _Dataflow, ranks: np.ndarray) -> None:
+    """A read of an element never written before it (the earliest such read) is an error."""
     for k, info in enumerate(infos):
         for j, acc in enumerate(info.op.loads):
-            s = supplier[k][j]
+            s = flow.supplier[k][j]
             if s is not None and (s < 0).any():
                 i = _first_bad(info, ranks, s < 0)
                 env = _instance_env(info, i)
@@ -445,65 +476,99 @@ def _execute(program: Program, inputs: dict, order: Order | None, allow_partial:
                 raise InterpError(f"op {info.op.name}: reads {acc.buffer}[{elem}] at "
                                   f"{_fmt_env(env)} before it is written")
 
-    # dataflow evaluation: ops in a topological order of the op-level dependence graph, each
-    # op at once; ops in a cycle (a reduction reads its own earlier instances) wavefront by
-    # wavefront over their instances
+
+def _op_graph(infos: list[_OpInfo], flow: _Dataflow, offsets: np.ndarray) -> nx.DiGraph:
+    """The op-level dependence graph: an edge from every op that supplies a read of another."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(len(infos)))
+    for k in range(len(infos)):
+        for s in flow.supplier[k]:
+            if s is not None:
+                used = np.bincount(np.searchsorted(offsets, s, "right") - 1,
+                                   minlength=len(infos))
+                graph.add_edges_from((int(src), k) for src in np.flatnonzero(used))
+    return graph
+
+
+def _evaluate(program: Program, infos: list[_OpInfo], ins: dict[str, np.ndarray],
+              acc: _Accesses, flow: _Dataflow) -> np.ndarray:
+    """The value of every instance: ops in a topological order of the op graph, each op at
+    once; ops in a cycle (a reduction reads its own earlier instances) wavefront by wavefront
+    over their instances (:func:`_wavefronts`)."""
+    total = sum(i.n for i in infos)
     values = np.zeros(total, dtype=np.int64)
     offsets = np.array([i.offset for i in infos] + [total], dtype=np.int64)
 
     def evaluate(k: int, loc: np.ndarray) -> None:
         info = infos[k]
         args = []
-        for j, acc in enumerate(info.op.loads):
-            btype = program.buffers[acc.buffer].type
-            if supplier[k][j] is None:
-                v = ins[acc.buffer][flat_load[k][j][loc]]
-            else:
-                v = values[supplier[k][j][loc]]
+        for j, a in enumerate(info.op.loads):
+            btype = program.buffers[a.buffer].type
+            s = flow.supplier[k][j]
+            v = ins[a.buffer][acc.loads[k][j][loc]] if s is None else values[s[loc]]
             args.append(_convert(v, btype, _arg_type(info.op.kernel, j, btype)))
         res = eval_kernel(info.op.kernel, args, len(loc), f"op {info.op.name}: ")
         values[info.offset + loc] = _convert(res, info.op.kernel.body.type,
                                              program.buffers[info.op.store.buffer].type)
 
-    graph = nx.DiGraph()
-    graph.add_nodes_from(range(len(infos)))
-    for k in range(len(infos)):
-        for s in supplier[k]:
-            if s is not None:
-                used = np.bincount(np.searchsorted(offsets, s, "right") - 1,
-                                   minlength=len(infos))
-                graph.add_edges_from((int(src), k) for src in np.flatnonzero(used))
+    graph = _op_graph(infos, flow, offsets)
     dag = nx.condensation(graph)
     for comp in nx.topological_sort(dag):
         members = sorted(dag.nodes[comp]["members"])
         if len(members) == 1 and not graph.has_edge(members[0], members[0]):
             evaluate(members[0], np.arange(infos[members[0]].n))
         else:
-            _wavefronts(members, infos, supplier, offsets, evaluate)
+            _wavefronts(members, infos, flow.supplier, offsets, evaluate)
+    return values
 
-    # final buffer contents
+
+def _unwritten_error(name: str, mask: np.ndarray, shape: tuple[int, ...]) -> InterpError:
+    missing = np.unravel_index(int(np.flatnonzero(~mask.reshape(-1))[0]), shape)
+    return InterpError(f"output {name}: element [{', '.join(map(str, missing))}] is never "
+                       f"written ({int((~mask).sum())} of {mask.size} unwritten)")
+
+
+def _final_buffers(program: Program, ins: dict[str, np.ndarray], in_shapes: dict,
+                   acc: _Accesses, flow: _Dataflow, values: np.ndarray,
+                   allow_partial: bool) -> dict[str, np.ndarray]:
+    """Every buffer's final contents (an output must be written in full unless
+    ``allow_partial``)."""
     out = {}
     for name, decl in program.buffers.items():
         if decl.kind == "input":
             out[name] = from_pattern(ins[name], decl.type).reshape(in_shapes[name])
             continue
-        lay = layouts.get(name)
+        lay = acc.layouts.get(name)
         if lay is None:
             if decl.kind == "output" and not allow_partial:
                 raise InterpError(f"output {name} is never written")
             continue
         data = np.zeros(lay.size, dtype=np.int64)
         mask = np.zeros(lay.size, dtype=bool)
-        if name in final:
-            elems, writers = final[name]
+        if name in flow.final:
+            elems, writers = flow.final[name]
             data[elems] = values[writers]
             mask[elems] = True
         if decl.kind == "output" and not allow_partial and not mask.all():
-            missing = np.unravel_index(int(np.flatnonzero(~mask)[0]), lay.shape)
-            raise InterpError(f"output {name}: element [{', '.join(map(str, missing))}] is "
-                              f"never written ({int((~mask).sum())} of {lay.size} unwritten)")
+            raise _unwritten_error(name, mask, lay.shape)
         out[name] = from_pattern(data, decl.type).reshape(lay.shape)
     return out
+
+
+def _execute(program: Program, inputs: dict, order: Order | None, allow_partial: bool
+             ) -> dict[str, np.ndarray]:
+    """The vectorized engine (module docstring, "Implementation")."""
+    program.validate()
+    for name, decl in program.buffers.items():
+        _check_type(decl.type, f"buffer {name}")
+    ins, in_shapes = _prepare_inputs(program, inputs)
+    infos = _op_infos(program)
+    ranks = _ranks(infos, order)
+    acc = _accesses(program, infos, ranks, in_shapes)
+    flow = _dataflow(program, infos, acc, ranks)
+    _check_reads(infos, flow, ranks)
+    values = _evaluate(program, infos, ins, acc, flow)
+    return _final_buffers(program, ins, in_shapes, acc, flow, values, allow_partial)
 
 
 def _wavefronts(members: list[int], infos: list[_OpInfo], supplier, offsets: np.ndarray,
@@ -534,29 +599,53 @@ def _wavefronts(members: list[int], infos: list[_OpInfo], supplier, offsets: np.
                 dst.append(ids[c >= 0])
     src = np.concatenate(src) if src else np.zeros(0, np.int64)
     dst = np.concatenate(dst) if dst else np.zeros(0, np.int64)
+    cycle = _Cycle(members, base, size, np.array([base[k] for k in members] + [size]), evaluate)
+    if np.bincount(dst, minlength=size).max(initial=0) <= 1:
+        _forest_wavefronts(cycle, src, dst)
+    else:
+        _kahn_wavefronts(cycle, src, dst)
+
+
+@dataclass
+class _Cycle:
+    """The instances of a dependence cycle, numbered compactly op by op."""
+    members: list[int]
+    base: dict[int, int]          # op -> its first compact id
+    size: int
+    cuts_at: np.ndarray           # the ops' first compact ids, and ``size``
+    evaluate: Callable
+
+    def run(self, part: np.ndarray) -> None:
+        """Evaluate the (sorted) compact ids ``part``, op by op."""
+        cuts = np.searchsorted(part, self.cuts_at)
+        for i, k in enumerate(self.members):
+            if cuts[i + 1] > cuts[i]:
+                self.evaluate(k, part[cuts[i]:cuts[i + 1]] - self.base[k])
+
+
+def _forest_wavefronts(cycle: _Cycle, src: np.ndarray, dst: np.ndarray) -> None:
+    """Each instance has at most one supplier in the cycle (as in a chain of accumulations):
+    depths by pointer jumping, then one wavefront per depth."""
+    size = cycle.size
+    anc = np.full(size + 1, size, np.int64)       # node ``size``: a root sentinel
+    anc[dst] = src
+    depth = np.ones(size + 1, np.int64)
+    depth[anc == size] = 0
+    while (anc[:size] != size).any():
+        depth += depth[anc]
+        anc = anc[anc]
+    depth = depth[:size]
+    small = depth.astype(np.uint16) if depth.max(initial=0) < 1 << 16 else depth
+    order = np.argsort(small, kind="stable")     # a radix sort for 16-bit keys
+    bounds = np.searchsorted(depth[order], np.arange(depth.max(initial=0) + 2))
+    for lv in range(len(bounds) - 1):
+        cycle.run(np.sort(order[bounds[lv]:bounds[lv + 1]]))
+
+
+def _kahn_wavefronts(cycle: _Cycle, src: np.ndarray, dst: np.ndarray) -> None:
+    """Any dependence graph inside the cycle: Kahn's algorithm, one wavefront per round."""
+    size = cycle.size
     indeg = np.bincount(dst, minlength=size)
-    cuts_at = np.array([base[k] for k in members] + [size])
-    if indeg.max(initial=0) <= 1:
-        # a forest (each instance has at most one supplier in the cycle, as in a chain of
-        # accumulations): depths by pointer jumping, then one wavefront per depth
-        anc = np.full(size + 1, size, np.int64)       # node ``size``: a root sentinel
-        anc[dst] = src
-        depth = np.ones(size + 1, np.int64)
-        depth[anc == size] = 0
-        while (anc[:size] != size).any():
-            depth += depth[anc]
-            anc = anc[anc]
-        depth = depth[:size]
-        small = depth.astype(np.uint16) if depth.max(initial=0) < 1 << 16 else depth
-        order = np.argsort(small, kind="stable")     # a radix sort for 16-bit keys
-        bounds = np.searchsorted(depth[order], np.arange(depth.max(initial=0) + 2))
-        for lv in range(len(bounds) - 1):
-            part = np.sort(order[bounds[lv]:bounds[lv + 1]])
-            cuts = np.searchsorted(part, cuts_at)
-            for i, k in enumerate(members):
-                if cuts[i + 1] > cuts[i]:
-                    evaluate(k, part[cuts[i]:cuts[i + 1]] - base[k])
-        return
     by_src = np.argsort(src, kind="stable")
     consumers = dst[by_src]
     ptr = np.searchsorted(src[by_src], np.arange(size + 1))
@@ -564,11 +653,7 @@ def _wavefronts(members: list[int], infos: list[_OpInfo], supplier, offsets: np.
     done = 0
     while len(frontier):
         done += len(frontier)
-        cuts = np.searchsorted(frontier, cuts_at)
-        for i, k in enumerate(members):
-            part = frontier[cuts[i]:cuts[i + 1]]
-            if len(part):
-                evaluate(k, part - base[k])
+        cycle.run(frontier)
         lo, hi = ptr[frontier], ptr[frontier + 1]
         cnt = hi - lo
         if cnt.sum() == 0:
@@ -593,11 +678,9 @@ def _arg_type(kernel: Kernel, j: int, default: IntType) -> IntType:
 
 # --- the scalar engine ---------------------------------------------------------------------
 
-def _execute_scalar(program: Program, inputs: dict, order: Order | None, allow_partial: bool
-                    ) -> dict[str, np.ndarray]:
-    """Instance by instance, with dictionaries for buffers: the reference for the fast engine."""
-    program.validate()
-    ins, in_shapes = _prepare_inputs(program, inputs)
+def _scalar_memory(program: Program, ins: dict[str, np.ndarray], in_shapes: dict
+                   ) -> dict[str, dict[tuple, int]]:
+    """Every buffer as a dict element -> value, the inputs filled."""
     mem: dict[str, dict[tuple, int]] = {}
     for name, decl in program.buffers.items():
         _check_type(decl.type, f"buffer {name}")
@@ -605,7 +688,12 @@ def _execute_scalar(program: Program, inputs: dict, order: Order | None, allow_p
         if decl.kind == "input":
             for i, v in enumerate(ins[name]):
                 mem[name][tuple(int(e) for e in np.unravel_index(i, in_shapes[name]))] = int(v)
+    return mem
 
+
+def _instances(program: Program, order: Order | None) -> list[tuple[Op, dict[str, int]]]:
+    """Every op instance with its loop values, in program order or sorted by ``order`` (a
+    stable sort: ties keep program order)."""
     instances: list[tuple[Op, dict[str, int]]] = []
 
     def walk(children, env):
@@ -622,55 +710,73 @@ def _execute_scalar(program: Program, inputs: dict, order: Order | None, allow_p
     if order is not None:
         times = [int(order(op.name, env)) for op, env in instances]
         instances = [instances[i] for i in sorted(range(len(instances)), key=times.__getitem__)]
+    return instances
 
-    def element(op, acc, env, what):
-        el = tuple(int(i.evaluate(env)) for i in acc.index)
-        shape = in_shapes.get(acc.buffer, program.buffers[acc.buffer].shape)
-        if shape is not None and not all(0 <= e < s for e, s in zip(el, shape)):
-            raise InterpError(f"op {op.name}: {what} {acc.buffer}[{', '.join(map(str, el))}] "
-                              f"at {_fmt_env(env)}, outside its shape {list(shape)}")
-        return el
 
-    for op, env in instances:
-        args = []
-        for j, acc in enumerate(op.loads):
-            el = element(op, acc, env, "reads")
-            if el not in mem[acc.buffer]:
-                raise InterpError(f"op {op.name}: reads {acc.buffer}"
-                                  f"[{', '.join(map(str, el))}] at {_fmt_env(env)} before it "
-                                  f"is written")
-            btype = program.buffers[acc.buffer].type
-            args.append(_convert(np.array([mem[acc.buffer][el]]), btype,
-                                 _arg_type(op.kernel, j, btype)))
-        el = element(op, op.store, env, "writes")
-        res = eval_kernel(op.kernel, args, 1, f"op {op.name}: ")
-        btype = program.buffers[op.store.buffer].type
-        mem[op.store.buffer][el] = int(_convert(res, op.kernel.body.type, btype)[0])
+def _scalar_element(program: Program, in_shapes: dict, op: Op, acc, env: dict[str, int],
+                    what: str) -> tuple[int, ...]:
+    el = tuple(int(i.evaluate(env)) for i in acc.index)
+    shape = in_shapes.get(acc.buffer, program.buffers[acc.buffer].shape)
+    if shape is not None and not all(0 <= e < s for e, s in zip(el, shape)):
+        raise InterpError(f"op {op.name}: {what} {acc.buffer}[{', '.join(map(str, el))}] "
+                          f"at {_fmt_env(env)}, outside its shape {list(shape)}")
+    return el
 
+
+def _scalar_step(program: Program, in_shapes: dict, mem: dict, op: Op,
+                 env: dict[str, int]) -> None:
+    """One instance: read its loads, evaluate its kernel, write its store."""
+    args = []
+    for j, acc in enumerate(op.loads):
+        el = _scalar_element(program, in_shapes, op, acc, env, "reads")
+        if el not in mem[acc.buffer]:
+            raise InterpError(f"op {op.name}: reads {acc.buffer}[{', '.join(map(str, el))}] "
+                              f"at {_fmt_env(env)} before it is written")
+        btype = program.buffers[acc.buffer].type
+        args.append(_convert(np.array([mem[acc.buffer][el]]), btype,
+                             _arg_type(op.kernel, j, btype)))
+    el = _scalar_element(program, in_shapes, op, op.store, env, "writes")
+    res = eval_kernel(op.kernel, args, 1, f"op {op.name}: ")
+    btype = program.buffers[op.store.buffer].type
+    mem[op.store.buffer][el] = int(_convert(res, op.kernel.body.type, btype)[0])
+
+
+def _scalar_buffer(name: str, decl, cells: dict[tuple, int], in_shapes: dict,
+                   allow_partial: bool) -> np.ndarray:
+    """One buffer's dict as an array: its declared (or input) shape, else the bounding box of
+    its elements."""
+    shape = in_shapes.get(name, decl.shape)
+    if shape is not None:
+        lo, shape = (0,) * len(shape), tuple(shape)
+    else:
+        keys = np.array(list(cells))
+        lo = tuple(int(v) for v in keys.min(0))
+        shape = tuple(int(h) - l + 1 for h, l in zip(keys.max(0), lo))
+    data = np.zeros(shape, dtype=np.int64)
+    mask = np.zeros(shape, dtype=bool)
+    for el, v in cells.items():
+        pos = tuple(int(e) - l for e, l in zip(el, lo))
+        data[pos], mask[pos] = v, True
+    if decl.kind == "output" and not allow_partial and not mask.all():
+        raise _unwritten_error(name, mask, shape)
+    return from_pattern(data, decl.type)
+
+
+def _execute_scalar(program: Program, inputs: dict, order: Order | None, allow_partial: bool
+                    ) -> dict[str, np.ndarray]:
+    """Instance by instance, with dictionaries for buffers: the reference for the fast engine."""
+    program.validate()
+    ins, in_shapes = _prepare_inputs(program, inputs)
+    mem = _scalar_memory(program, ins, in_shapes)
+    for op, env in _instances(program, order):
+        _scalar_step(program, in_shapes, mem, op, env)
     out = {}
     for name, decl in program.buffers.items():
-        cells = mem[name]
-        if not cells:
+        if not mem[name]:
             if decl.kind == "output" and not allow_partial:
                 raise InterpError(f"output {name} is never written")
             continue
-        shape = in_shapes.get(name, decl.shape)
-        if shape is not None:
-            lo, shape = (0,) * len(shape), tuple(shape)
-        else:
-            keys = np.array(list(cells))
-            lo = tuple(int(v) for v in keys.min(0))
-            shape = tuple(int(h) - l + 1 for h, l in zip(keys.max(0), lo))
-        data = np.zeros(shape, dtype=np.int64)
-        mask = np.zeros(shape, dtype=bool)
-        for el, v in cells.items():
-            pos = tuple(int(e) - l for e, l in zip(el, lo))
-            data[pos], mask[pos] = v, True
-        if decl.kind == "output" and not allow_partial and not mask.all():
-            missing = np.argwhere(~mask)[0]
-            raise InterpError(f"output {name}: element [{', '.join(map(str, missing))}] is "
-                              f"never written ({int((~mask).sum())} of {mask.size} unwritten)")
-        out[name] = from_pattern(data, decl.type)
+        out[name] = _scalar_buffer(name, decl, mem[name], in_shapes, allow_partial)
     return out
 
 

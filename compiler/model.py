@@ -1,4 +1,4 @@
-"""Cycle-level model of a mapped buffer (DESIGN §6 level 2), driven only by register values.
+"""Cycle-level model of a mapped buffer (docs/design.md §6 level 2), driven only by register values.
 
 :func:`decode_controller` replays a controller from its *encoded registers* with the hardware's
 recurrence (thesis Fig. 6.2b: one level steps per fire, each generator adds that level's delta,

@@ -21,13 +21,24 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ubgen.arch import Arch, load_arch
+from ubgen.arch import Arch, ArchError, load_arch
 
-from .ir.program import Program
+from .ir.index import IndexError_
+from .ir.program import Program, ProgramError
 from .ir.ubimpl import UBImpl
 from .backend.netlist import Netlist, NetlistError
 
 DEFAULT_ARCH = "cgra_16x32"          # the largest shipped array
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that are a user's error (a bad program, constraints file or size, an
+    unschedulable program, a buffer or netlist that cannot be built): reported in one line, never
+    as a traceback. ``MappingError``, ``NetlistError`` and ``FitError`` are ``ValueError``s."""
+    from .poly.extract import ExtractError
+    from .verify import ScheduleError, VerifyError
+    return (ProgramError, IndexError_, ExtractError, VerifyError, ScheduleError, ArchError,
+            ValueError, KeyError)
 
 
 @dataclass
@@ -141,7 +152,7 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
     ``(scheduled, impls, refused)``."""
     from .mapping.map_buffer import map_buffers
     from .mapping.shift_register import DEFAULT_THRESHOLD
-    from .schedule.params import HwParams
+    from .ir.hw import HwParams
     from .schedule.report import schedule_program
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program))
@@ -172,7 +183,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     of raising."""
     from .mapping.common import MappingError
     from .mapping.hierarchy import storage_mismatches
-    from .schedule.params import HwParams
+    from .ir.hw import HwParams
     from .schedule.report import schedule_program
     from .source import load_app
     from .backend.build import build_netlist
@@ -218,5 +229,6 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     return result
 
 
-__all__ = ["CompileResult", "compile_app", "app_inputs", "check_result", "DEFAULT_ARCH", "FitError", "require_fit",
-           "resources", "tile_capacity", "NetlistError"]
+__all__ = ["CompileResult", "compile_app", "app_inputs", "check_result", "DEFAULT_ARCH",
+           "FitError", "require_fit", "resources", "tile_capacity", "NetlistError",
+           "user_errors"]

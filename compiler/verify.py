@@ -1,4 +1,4 @@
-"""Schedule verifier, independent of the schedulers (DESIGN §3.2): proves with isl that
+"""Schedule verifier, independent of the schedulers (docs/design.md §3.2): proves with isl that
 
 1. every read-after-write dependence holds including latency: for each dependence relation
    ``D: prod[i] -> cons[j]`` the set ``{ (i, j) in D : T_cons(j) < T_prod(i) + L_prod }`` is empty;
@@ -26,7 +26,7 @@ import islpy as isl
 from .ir.poly import PolyProgram
 from .ir.schedule import Schedule
 from .poly.deps import Dependence, raw_dependences
-from .schedule.params import HwParams
+from .ir.hw import HwParams
 
 
 class VerifyError(ValueError):

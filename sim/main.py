@@ -5,7 +5,7 @@ Compiles an application and checks every level the toolchain has, printing progr
 1. golden: the reference interpreter (``compiler.interp``) on the app's inputs equals the app's
    independent numpy reference, bit for bit (an app file without a reference: real Halide when
    its Program came from the Halide-style DSL; ``compiler.source.golden``);
-2. schedule: tree-height reduction of the kernels (``compiler.frontend.tree_height``), the
+2. schedule: tree-height reduction of the kernels (``compiler.passes.tree_height``), the
    sequential baseline and the optimized schedule, both proven by the isl verifier; the
    interpreter running the balanced program (the one ``ubc schedule`` schedules and dumps) in
    the optimized schedule's order equals the golden output of the program as written;
@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-# Table VI of the paper (completion cycles, sequential -> optimized), DESIGN §7.
+# Table VI of the paper (completion cycles, sequential -> optimized), docs/design.md §7.
 PAPER_CYCLES = {"gaussian": (27159, 4102), "harris": (92227, 4120), "upsample": (53247, 16387),
                 "unsharp": (49279, 4119), "camera": (92013, 4122), "resnet": (44876, 15614),
                 "mobilenet": (22463, 1026)}
@@ -52,7 +52,7 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int,
     from compiler.source import app_inputs, golden as app_golden, load_app
     from compiler.mapping.registers import pack_register_files
     from compiler.model import check_buffer
-    from compiler.schedule.params import HwParams
+    from compiler.ir.hw import HwParams
     from compiler.schedule.report import schedule_program
     from ubgen.arch import load_arch
 

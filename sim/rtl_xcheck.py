@@ -14,7 +14,7 @@ def run_xcheck(apps: str | list[str], arch: str = "pub",
     """Build the PUB Verilog of ``arch`` once and check every PUB job of ``apps`` (``sizes``:
     per app, size overrides; ``buffers``: per app, only these unified buffers); returns the
     number of jobs. Raises AssertionError on a mismatch."""
-    from ubgen.cli import block_verilog
+    from ubgen.blocks import block_verilog
     apps = [apps] if isinstance(apps, str) else list(apps)
     jobs = [j for app in apps for j in app_jobs(app, arch, buffers=(buffers or {}).get(app),
                                                  sizes=(sizes or {}).get(app))]

@@ -1,7 +1,7 @@
-"""RTL cross-check of compiler-generated PUB configurations (DESIGN §6 level 3).
+"""RTL cross-check of compiler-generated PUB configurations (docs/design.md §6 level 3).
 
-For an application: schedule it, extract its unified buffers, map them (``compiler.mapping``),
-and for every PUB block of every buffer produce a *job*: the block's register values (encoded by
+For an application: compile it to its mapped buffers (``compiler.pipeline.compile_app`` with
+``until="map"``), and for every PUB block of every buffer produce a *job*: the block's register values (encoded by
 ``ubgen.controller.encode_controller`` through ``PUBBlock.registers``), the input streams that
 reach its ``data_in`` ports, and the output streams the config-driven model
 (``compiler.model``) predicts on its ``data_out`` ports. ``sim/tb/test_xcheck.py`` loads the
@@ -44,19 +44,15 @@ class Job:
 
 def app_jobs(app: str, arch: Arch | str = "pub", buffers: list[str] | None = None,
              sizes: dict | None = None, seed: int = 0) -> list[Job]:
-    """One :class:`Job` per single-tile PUB block of ``app`` (optionally only ``buffers``)."""
+    """One :class:`Job` per single-tile PUB block of ``app`` (optionally only ``buffers``), from
+    the compiler's one driver (``compiler.pipeline.compile_app(..., until="map")``)."""
     from compiler.mapping.common import t2addr
     from compiler.model import _points, run_impl, simulate_pub
-    from compiler.schedule.params import HwParams
-    from compiler.schedule.report import schedule_program
+    from compiler.pipeline import compile_app
 
     arch = load_arch(arch) if isinstance(arch, str) else arch
-    from compiler.pipeline import map_scheduled
-    from compiler.source import load_program
-    program = load_program(app, sizes or {})
-    result, impls, _refused = map_scheduled(
-        program, schedule_program(program, HwParams.from_arch(arch)), arch)
-    impls = {n: i for n, i in impls.items() if buffers is None or n in buffers}
+    result = compile_app(app, arch, sizes, until="map")
+    impls = {n: i for n, i in result.impls.items() if buffers is None or n in buffers}
     rng = np.random.default_rng(seed)
     jobs = []
     for name, impl in impls.items():

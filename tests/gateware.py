@@ -1,7 +1,22 @@
-"""Helpers for Amaranth-simulator tests of gateware blocks (one test module per block)."""
+"""The test-helper layer of the gateware tests (Amaranth simulator; docs/design.md §6): running a
+testbench, cycle helpers, configuration-bus writes and reads, and register-map lookups, so every
+block test drives its block the same way a host does (one bus write per cycle, register values
+from the block's exported register map).
+
+A *bus* is anything with ``addr``, ``wdata``, ``we`` (and for reads ``rdata``) signals: a
+block's flipped ``cfg`` member (PE, IO, MEM cores and tiles), :func:`flat_bus` of a block with
+``cfg_addr``/``cfg_wdata``/``cfg_we``/``cfg_rdata`` ports (PUB, DP buffer, register file), or a
+global-buffer port (``host``, ``io_<c>``).
+"""
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Iterable
+
 from amaranth.sim import Simulator
+
+__all__ = ["run_testbench", "advance_cycles", "wait_until", "flat_bus", "bus_write",
+           "bus_writes", "bus_read", "configure", "reg_offset", "increasing_strides"]
 
 
 def run_testbench(dut, bench, *, vcd: str | None = None) -> None:
@@ -28,3 +43,56 @@ async def wait_until(ctx, signal, *, timeout: int = 10_000) -> int:
             return waited
         await ctx.tick()
     raise AssertionError(f"timed out after {timeout} cycles waiting for {signal!r}")
+
+
+def flat_bus(dut, prefix: str = "cfg_") -> SimpleNamespace:
+    """The bus of a block whose configuration port is flat signals ``<prefix>addr`` etc."""
+    return SimpleNamespace(**{n: getattr(dut, prefix + n) for n in ("addr", "wdata", "we", "rdata")
+                              if hasattr(dut, prefix + n)})
+
+
+async def bus_write(ctx, bus, addr: int, value: int) -> None:
+    """One write: ``addr``/``wdata`` with ``we`` for one cycle, then ``we`` low."""
+    await bus_writes(ctx, bus, [(addr, value)])
+
+
+async def bus_writes(ctx, bus, writes: Iterable[tuple[int, int]]) -> None:
+    """``(addr, value)`` writes, one per cycle, then ``we`` low."""
+    for addr, value in writes:
+        ctx.set(bus.addr, addr)
+        ctx.set(bus.wdata, value)
+        ctx.set(bus.we, 1)
+        await ctx.tick()
+    ctx.set(bus.we, 0)
+
+
+def bus_read(ctx, bus, addr: int) -> int:
+    """The combinational read-back of ``addr`` (the configuration buses' ``rdata``)."""
+    ctx.set(bus.we, 0)
+    ctx.set(bus.addr, addr)
+    return ctx.get(bus.rdata)
+
+
+async def configure(ctx, bus, regmap, values: dict[str, int]) -> list[tuple[int, int]]:
+    """Write register ``values`` (by name) through ``bus`` in the register map's order
+    (:meth:`ubgen.regmap.RegisterMap.writes`); returns the writes."""
+    writes = regmap.writes(values)
+    await bus_writes(ctx, bus, writes)
+    return writes
+
+
+def reg_offset(regmap, name: str) -> int:
+    """The offset of register ``name`` in ``regmap`` (a KeyError naming it if absent)."""
+    return regmap[name].offset
+
+
+def increasing_strides(draw, extents, step) -> list[int]:
+    """Cycle strides of a strictly increasing controller schedule over ``extents`` (innermost
+    first): each level's stride exceeds the span of the levels inside it by ``draw(step)``
+    (a hypothesis strategy of positive integers)."""
+    strides, span = [], 0
+    for e in extents:
+        s = span + draw(step)
+        strides.append(s)
+        span += s * (e - 1)
+    return strides

@@ -1,7 +1,7 @@
 """Architecture parameters read from ``constraints/arch/*.toml``.
 
 The same dataclasses parameterize the RTL generators and are exported to the compiler, so the
-two always agree on sizes, widths and latencies (DESIGN §2, "one source of truth").
+two always agree on sizes, widths and latencies (docs/design.md §2, "one source of truth").
 """
 from __future__ import annotations
 
@@ -12,6 +12,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ARCH_DIR = ROOT / "constraints" / "arch"
 
+WORD_WIDTH = 16
+"""Bits of a data word, fixed for every block (PE, PUB, DP-SRAM, GLB, IO, the 16-bit network)
+and for the compiler's kernels and interpreter. Not an arch-file option: a constraints file that
+sets ``[word] width`` or a ``word_width`` is refused (docs/design.md §5.2)."""
+
 
 class ArchError(ValueError):
     """A constraints file is missing, malformed, or describes an impossible architecture."""
@@ -19,7 +24,7 @@ class ArchError(ValueError):
 
 @dataclass(frozen=True)
 class ControllerParams:
-    """Widths of one ID/AG/SG controller (DESIGN §4)."""
+    """Widths of one ID/AG/SG controller (docs/design.md §4)."""
     max_dims: int = 6
     extent_width: int = 16
     cycle_width: int = 20
@@ -28,7 +33,7 @@ class ControllerParams:
 @dataclass(frozen=True)
 class PUBParams:
     """Physical Unified Buffer sizes (thesis §6.1.3)."""
-    word_width: int = 16
+    word_width: int = WORD_WIDTH
     fetch_width: int = 4
     sram_depth: int = 512
     sram_read_latency: int = 1
@@ -71,7 +76,7 @@ class MemParams:
 @dataclass(frozen=True)
 class DPBufParams:
     """Dual-port SRAM + AddressGenerator baseline buffer (thesis §6.1.1, Fig. 6.1)."""
-    word_width: int = 16
+    word_width: int = WORD_WIDTH
     sram_depth: int = 2048
     read_latency: int = 1
     chain_bits: int = 4
@@ -84,7 +89,7 @@ class DPBufParams:
 
 @dataclass(frozen=True)
 class ArrayParams:
-    """The CGRA array (DESIGN §5.3, paper Fig. 11): island style, MEM every ``mem_period``-th
+    """The CGRA array (docs/design.md §5.3, paper Fig. 11): island style, MEM every ``mem_period``-th
     column, an IO row on the north edge, a 16-bit and a 1-bit network with ``tracks`` tracks."""
     rows: int = 4                 # rows of PE/MEM tiles (the IO row is extra, on the north edge)
     columns: int = 4
@@ -115,7 +120,7 @@ class GLBParams:
 @dataclass(frozen=True)
 class ScheduleParams:
     """Latencies the schedulers need (thesis §4.2.2): cycles per PE on a kernel's critical path
-    (the PE output register, DESIGN §5.2), SRAM read latency and store latency."""
+    (the PE output register, docs/design.md §5.2), SRAM read latency and store latency."""
     pe_latency: int = 1
     mem_read_latency: int = 1
     mem_write_latency: int = 0
@@ -186,7 +191,10 @@ def load_arch(path: str | Path = "pub") -> Arch:
         raise ArchError(f"{source}: constraints file not found") from None
     except tomllib.TOMLDecodeError as e:
         raise ArchError(f"{source}: malformed TOML: {e}") from None
-    word = data.get("word", {}).get("width", 16)
+    if "word" in data or any("word_width" in data.get(sec, {}) for sec in ("pub", "dpbuf")):
+        raise ArchError(f"{source}: the word width is not configurable (fixed at {WORD_WIDTH} "
+                        f"bits, ubgen.arch.WORD_WIDTH); remove [word] width / word_width")
+    word = WORD_WIDTH
     ctrl = _section(data, "controller", ControllerParams, source)
     if ctrl.max_dims > 6:
         raise ArchError(f"{source}: [controller] max_dims must be at most 6")

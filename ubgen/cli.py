@@ -19,47 +19,16 @@ import os
 import sys
 from pathlib import Path
 
-from amaranth.back import verilog
-
 from .arch import Arch, ArchError, load_arch
-from .dpbuf import DPBuffer, dpbuf_regmap
-from .mem.spec import mem_regmap, rf_registers
-from .pub import PhysicalUnifiedBuffer, pub_regmap
+from .blocks import BLOCKS, REGMAP_BLOCKS, block_regmap, generate_outputs
+from .mem.spec import rf_registers
 from .regmap import RegisterMap
-
-BLOCKS = ("pub", "dpbuf")                  # blocks with Verilog of their own
-REGMAP_BLOCKS = BLOCKS + ("mem",)          # the MEM tile core: the PUB + its register file
 REGMAP_DOC = "docs/regmap.md"
 REGEN_CMD = "python -m ubgen regmap --arch pub --markdown > docs/regmap.md"
 
 
 class UsageError(ValueError):
     """Bad command-line input; reported in one line."""
-
-
-def block_regmap(arch: Arch, block: str) -> RegisterMap:
-    """The register map of ``block`` for ``arch`` (the same object the RTL is built from)."""
-    if block == "mem":
-        return mem_regmap(arch.pub, arch.mem)
-    return pub_regmap(arch.pub) if block == "pub" else dpbuf_regmap(arch.dpbuf)
-
-
-def block_component(arch: Arch, block: str):
-    return PhysicalUnifiedBuffer(arch.pub) if block == "pub" else DPBuffer(arch.dpbuf)
-
-
-def block_verilog(arch: Arch, block: str) -> str:
-    """Verilog of ``block``; the top module is named after the block."""
-    return verilog.convert(block_component(arch, block), name=block)
-
-
-def generate_outputs(arch: Arch) -> dict[str, str]:
-    """Every file ``ubgen verilog`` writes, by file name."""
-    out = {}
-    for block in BLOCKS:
-        out[f"{block}.v"] = block_verilog(arch, block)
-        out[f"{block}_regmap.json"] = block_regmap(arch, block).to_json(indent=2) + "\n"
-    return out
 
 
 def regmap_markdown(arch: Arch) -> str:
@@ -71,7 +40,7 @@ def regmap_markdown(arch: Arch) -> str:
         f"{arch.name}.toml`; do not edit. Regenerate with `{REGEN_CMD}`.",
         "",
         "Each register is one 32-bit word on the block's configuration bus (`cfg_addr` is the "
-        "word offset). Controller registers follow DESIGN §4 and are produced by "
+        "word offset). Controller registers follow docs/design.md §4 and are produced by "
         "`ubgen.controller.encode_controller`. Read-only status registers ignore writes, except "
         "that writing 1 to `error` clears it. The `sram` window takes one 16-bit word per write "
         "(word address = offset into the window) while `run` is low; it is not readable.",

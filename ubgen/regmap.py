@@ -1,4 +1,4 @@
-"""Register maps as data (DESIGN §2: one source of truth).
+"""Register maps as data (docs/design.md §2: one source of truth).
 
 Every configurable block describes its registers with a :class:`RegisterMap`. The same object
 builds the RTL register file (:class:`ubgen.config.ConfigRegisters`), is exported as JSON by

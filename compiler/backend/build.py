@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 
 from ubgen.arch import Arch
 from ubgen.controller import AffineMap, ControllerConfig, EncodeError, encode_controller
-from ubgen.io.io_tile import io_layouts
-from ubgen.pe.ops import Op as PEOp
+from ubgen.io.spec import io_layouts
+from ubgen.pe.ops import PEOp
 from ubgen.pub import pub_layouts
 
 from ..ir.program import Program

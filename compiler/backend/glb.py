@@ -14,7 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from ubgen.arch import Arch
-from ubgen.io.io_tile import io_layouts
+from ubgen.io.spec import io_layouts
 
 from ..model import decode_arrays
 from .netlist import GLBLayout, Netlist, NetlistError

@@ -3,7 +3,7 @@
 (seed 004) §III for kernels as PE graphs).
 
 :data:`PE_OPS` is the one explicit table from the kernel IR's calls (``compiler.ir.expr``) to
-the PE's op encoding (``ubgen.pe.ops.Op``). Before the table is applied the DAG is rewritten:
+the PE's op encoding (``ubgen.pe.ops.PEOp``). Before the table is applied the DAG is rewritten:
 
 * **pass elimination**: ``pass(x)`` is ``x`` (a copy op's value is routed, not computed; the
   cycle its PE would take becomes routing latency);
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ubgen.pe.ops import Op as PEOp, pe_reference
+from ubgen.pe.ops import PEOp, pe_reference
 
 from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, needs_mask
 from ..ir.types import IntType
@@ -66,7 +66,7 @@ class Operand:
 
 @dataclass
 class KNode:
-    """One PE (``kind`` = ``pe``, ``op`` a :class:`ubgen.pe.ops.Op`) or one lookup ROM
+    """One PE (``kind`` = ``pe``, ``op`` a :class:`ubgen.pe.ops.PEOp`) or one lookup ROM
     (``kind`` = ``rom``: a MEM tile in ROM mode, ``table`` its words). ``inputs`` maps a core
     input port (``data0..2``, ``bit0..2``; a ROM's ``data_in0``) to its operand. ``sample`` is
     the cycle, relative to the op's loads, at which the node reads its inputs; its output is

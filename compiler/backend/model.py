@@ -25,9 +25,9 @@ import networkx as nx
 import numpy as np
 
 from ubgen.arch import Arch
-from ubgen.io.io_tile import GLB2F_LATENCY, io_layouts
+from ubgen.io.spec import GLB2F_LATENCY, io_layouts
 from ubgen.mem.spec import RF_ENABLE
-from ubgen.pe.ops import Op as PEOp, pe_reference
+from ubgen.pe.ops import PEOp, pe_reference
 
 from ..ir.program import Program
 from ..model import PUBTile, RegisterFileTile, decode_arrays

@@ -1,5 +1,5 @@
 """A Halide-style DSL that lowers to the Program IR (thesis §3.2, paper Fig. 1 and §V-A;
-docs/apps.md "Write your own app").
+docs/design.md §3.1, docs/apps.md "Write your own app").
 
 Algorithm::
 

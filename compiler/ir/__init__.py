@@ -1,4 +1,4 @@
-"""Typed, printable, JSON-serializable IRs of the compiler pipeline (DESIGN §3)."""
+"""Typed, printable, JSON-serializable IRs of the compiler pipeline (docs/design.md §3)."""
 from .types import IntType, u16, s16, u1
 from .expr import Expr, Arg, Const, Call, Lookup, select, minimum, maximum, absd, Kernel
 from .index import Index, IndexError_, var, parse_index

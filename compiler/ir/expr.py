@@ -1,4 +1,4 @@
-"""Compute kernels as typed expression DAGs over the PE's op set (DESIGN §3.1, §5.2).
+"""Compute kernels as typed expression DAGs over the PE's op set (docs/design.md §3.1, §5.2).
 
 A kernel's arguments are the values of the op's loads, in declaration order (thesis §4.1:
 "the sequence of the function's input argument corresponds to the declaration order of the

@@ -92,11 +92,6 @@ class Index:
     def is_constant(self) -> bool:
         return not self.terms and not self.floors
 
-    @property
-    def is_affine(self) -> bool:
-        """True when there is no floor term (strictly affine)."""
-        return not self.floors
-
     def variables(self) -> set[str]:
         out = {v for v, _ in self.terms}
         for n, _, _ in self.floors:

@@ -1,5 +1,5 @@
 """PolyProgram: the polyhedral view of a :class:`~compiler.ir.program.Program` (thesis §4.1,
-eqs. 4.1–4.5; DESIGN §3).
+eqs. 4.1–4.5; docs/design.md §3).
 
 Every op becomes a statement with an iteration domain and one access map per load and for its
 store. Conventions (documented once, used everywhere):

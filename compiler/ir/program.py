@@ -1,4 +1,4 @@
-"""The Program IR: a loop-nest AST with compute kernels (thesis §4.1, DESIGN §3.1).
+"""The Program IR: a loop-nest AST with compute kernels (thesis §4.1, docs/design.md §3.1).
 
 The loop-nest DSL *is* this IR's construction API, with Pythonic names::
 

@@ -76,16 +76,15 @@ class Schedule:
         return max((s.end() for s in self.ops.values()), default=0)
 
     def time_fn(self) -> Callable[[str, dict], int]:
-        """``f(op_name, env) -> cycle`` for the interpreter's ``order=`` argument."""
+        """``f(op_name, env) -> cycle`` for the interpreter's ``order=`` argument. Affine in the
+        loop variables, so it is *vectorized* (``compiler.interp.vectorized``): given every loop
+        variable as a numpy array it gives every instance's cycle at once."""
         ops = self.ops
-        return lambda name, env: ops[name].time(env)
 
-    def isl_union(self, ctx: isl.Context | None = None) -> isl.UnionMap:
-        ctx = ctx or isl.DEFAULT_CONTEXT
-        out = isl.UnionMap.empty(isl.Space.params_alloc(ctx, 0))
-        for s in self.ops.values():
-            out = out.union(isl.UnionMap.from_map(s.isl_map(ctx)))
-        return out
+        def time(name: str, env: dict) -> int:
+            return ops[name].time(env)
+        time.vectorized = True
+        return time
 
     def to_dict(self) -> dict:
         return {"program": self.program, "policy": self.policy, "completion": self.completion,

@@ -1,4 +1,4 @@
-"""Integer types of kernel values (DESIGN §3.1: 16-bit by default, signed and unsigned)."""
+"""Integer types of kernel values (docs/design.md §3.1: 16-bit by default, signed and unsigned)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

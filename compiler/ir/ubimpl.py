@@ -1,4 +1,4 @@
-"""UBImpl: the unified buffer implementation (thesis §5.7; DESIGN §3 "buffer mapping").
+"""UBImpl: the unified buffer implementation (thesis §5.7; docs/design.md §3 "buffer mapping").
 
 The physical blocks one unified buffer maps to, and how they connect to its logical ports. It
 is a stream graph: every node is a stream of values over unstalled cycles, named
@@ -90,7 +90,7 @@ class PUBBlock:
 class RegisterFile:
     """A bank held in ``words`` registers instead of a memory tile (thesis §5.4 / §6.2: the
     register level of the memory hierarchy; a weight is one register). Every port is one affine
-    controller (DESIGN §4) with a single address generator ``addr`` (the register index):
+    controller (docs/design.md §4) with a single address generator ``addr`` (the register index):
     ``writes[k]`` captures node ``inputs[k]`` into register ``addr`` at each fire; ``reads[q]``
     drives node ``outputs[q]`` with register ``addr`` at each fire. A read sees the writes of
     its own cycle (write-through), like a unified-buffer read sees the writes landed by then.

@@ -1,4 +1,4 @@
-"""Buffer mapping (thesis ch. 5; paper §V-C; DESIGN §3.3): UnifiedBuffer -> UBImpl.
+"""Buffer mapping (thesis ch. 5; paper §V-C; docs/design.md §3.3): UnifiedBuffer -> UBImpl.
 
 One pure function per pass, each in its own module:
 

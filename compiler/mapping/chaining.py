@@ -2,7 +2,7 @@
 
 A buffer whose linear address range exceeds the capacity ``C`` of one physical memory is split
 over ``ceil(range / C)`` chained tiles: ``TileID(a) = floor(a / C)``, ``PhysicalAddress(a) =
-a mod C``. In the PUB (DESIGN §5.1) the SRAM address generators carry ``chain_bits`` extra high
+a mod C``. In the PUB (docs/design.md §5.1) the SRAM address generators carry ``chain_bits`` extra high
 bits: every tile of a chain runs the *same* controllers, accesses its SRAM only when the high
 bits equal its ``tile_id``, and the output mux passes the previous tile's data through when the
 word is not its own. So a chain is one set of controller configs plus a tile count.

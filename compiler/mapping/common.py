@@ -4,7 +4,7 @@ A port of a :class:`~compiler.ir.ubuf.UnifiedBuffer` is a triple (domain, access
 of isl objects. The passes reason about it in two forms:
 
 * as isl maps (dependence analysis, banking), through :func:`port_time` and :func:`t2addr`;
-* as an affine :class:`Stream` over a box (what one controller can generate, DESIGN §4):
+* as an affine :class:`Stream` over a box (what one controller can generate, docs/design.md §4):
   extents innermost first, an affine cycle and an affine multi-dimensional address.
 
 Timing convention (the scheduler's, compiler/ir/schedule.py): a store of an op scheduled at
@@ -30,7 +30,7 @@ def port_time(port: UBPort) -> isl.Map:
     lands ``latency`` cycles after its op's schedule)."""
     sched = port.schedule.intersect_domain(port.domain)
     if port.direction == "in" and port.latency:
-        sched = sched.apply_range(_shift_map(sched.get_ctx(), port.latency))
+        sched = sched.apply_range(shift_map(sched.get_ctx(), port.latency))
     return sched
 
 
@@ -40,14 +40,15 @@ def fire_disjoint(ports: list[UBPort]) -> bool:
     return all(a.intersect(b).is_empty() for a, b in itertools.combinations(times, 2))
 
 
-def _shift_map(ctx, d: int) -> isl.Map:
+def shift_map(ctx, d: int) -> isl.Map:
+    """The cycle shift ``{ [t] -> [t + d] }``."""
     return isl.Map.read_from_str(ctx, f"{{ [t] -> [t + {d}] }}")
 
 
 def shifted_port(port: UBPort, name: str, delay: int, direction: str = "out") -> UBPort:
     """A copy of ``port`` that accesses the same elements ``delay`` cycles after ``port`` does
     (the read side of a delay buffer, thesis Fig. 5.5 **MEM**)."""
-    sched = port_time(port).apply_range(_shift_map(port.domain.get_ctx(), delay))
+    sched = port_time(port).apply_range(shift_map(port.domain.get_ctx(), delay))
     return replace(port, name=name, direction=direction, schedule=sched, latency=0)
 
 

@@ -5,7 +5,7 @@ Banks start with their own ports (after banking, or one per delay memory of
 input streams, can share one physical memory: the merged bank keeps one copy of the data and
 serves the output ports of both, as long as the physical memory has enough output ports (the
 PUB has two, ``[pub] output_ports``). Gaussian's two line buffers (delays 64 and 128 from one
-input) become one memory with two outputs (DESIGN §4 fixture).
+input) become one memory with two outputs (docs/design.md §4 fixture).
 """
 from __future__ import annotations
 

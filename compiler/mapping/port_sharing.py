@@ -16,7 +16,7 @@ import islpy as isl
 
 from ..ir.ubuf import UBPort, UnifiedBuffer
 from . import flow_table
-from .common import t2addr
+from .common import shift_map, t2addr
 from .dependence import set_values, single_assignment, value_flow
 
 
@@ -25,10 +25,6 @@ class Share:
     leader: str          # the output port that reads the memory
     follower: str        # the output port fed from the leader's stream
     delay: int
-
-
-def _shift(ctx, d: int) -> isl.Map:
-    return isl.Map.read_from_str(ctx, f"{{ [t] -> [t + {d}] }}")
 
 
 def shares_with(ub: UnifiedBuffer, p: UBPort, q: UBPort, max_candidates: int = 16) -> int | None:
@@ -43,7 +39,7 @@ def shares_with(ub: UnifiedBuffer, p: UBPort, q: UBPort, max_candidates: int = 1
     sa = single_assignment(ub)
     vf_p = vf_q = None
     for d in cands:
-        sh = _shift(ctx, d)
+        sh = shift_map(ctx, d)
         if not tq.is_subset(sh.reverse().apply_range(tp)):
             continue                                  # q(t) is not the element p read at t-d
         if sa:

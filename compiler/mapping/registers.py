@@ -6,7 +6,7 @@ one word, and the thesis replaces buffers "having fewer than 20 words" by regist
 Fig. 7.5; the shift-register threshold of §5.1.2, default 20). Such a bank becomes a
 :class:`~compiler.ir.ubimpl.RegisterFile`: the bank's addresses are linearized densely (row-major
 over the address box of its ports, §5.6 without fetch-width padding), and every port keeps its
-own affine controller (DESIGN §4) whose single address generator ``addr`` picks the register.
+own affine controller (docs/design.md §4) whose single address generator ``addr`` picks the register.
 
 :func:`register_file` returns ``None`` for a bank above the limit (it stays a memory tile) and
 raises :class:`MappingError` only for a port no controller can drive.

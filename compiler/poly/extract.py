@@ -16,7 +16,7 @@ import islpy as isl
 from ..ir.expr import Call, Kernel, Lookup, expr_depth
 from ..ir.poly import PolyAccess, PolyOp, PolyProgram
 from ..ir.program import Access, Loop, Op, Program
-from ..schedule.params import HwParams
+from ..ir.hw import HwParams
 
 
 class ExtractError(ValueError):

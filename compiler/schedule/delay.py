@@ -34,8 +34,8 @@ from ..ir.program import Program
 from ..ir.schedule import OpSchedule, Schedule
 from ..poly.deps import Dependence, dependency_graph, topo_order
 from .dnn import gap_cycles, memory_served
-from .offsets import constant_distance, min_distance
-from .params import HwParams
+from .offsets import is_constant_distance, min_distance
+from ..ir.hw import HwParams
 
 
 def slack(d: Dependence, prod: OpSchedule, cons: OpSchedule, program: Program, ctx,
@@ -69,7 +69,7 @@ def delays(program: Program, poly: PolyProgram, sched: Schedule, deps: list[Depe
     ctx = poly.ctx
     ops = sched.ops
     inner = [d for d in deps if d.producer != d.consumer]
-    constant = {id(d): constant_distance(d, ops[d.producer], ops[d.consumer], ctx)
+    constant = {id(d): is_constant_distance(d, ops[d.producer], ops[d.consumer], ctx)
                 for d in inner}
     served = memory_served(inner, constant)
     room = {id(d): slack(d, ops[d.producer], ops[d.consumer], program, ctx, served, sram_gap,

@@ -36,7 +36,7 @@ from ..poly.deps import Dependence, dependency_graph, raw_dependences, topo_orde
 from .fetch_pad import padded_row, read_lead, stage_rows
 from .hls import Block, schedule_node
 from .offsets import min_distance, write_interval
-from .params import HwParams
+from ..ir.hw import HwParams
 from .perfect_flatten import flatten, spine
 
 BIG = 1 << 40
@@ -234,6 +234,131 @@ def _resources(ops: list[Op], program: Program) -> list[tuple[str, str]]:
     return list(dict.fromkeys(res))
 
 
+def _tile_coeffs(tiles: list[Loop]) -> tuple[dict[str, int], int]:
+    """The linear tile number's coefficient of every pipeline loop, and the number of tiles."""
+    coeffs, stride = {}, 1
+    for lp in reversed(tiles):
+        coeffs[lp.name] = stride
+        stride *= lp.extent
+    return coeffs, stride
+
+
+def _served_loads(program: Program, poly: PolyProgram, deps: list[Dependence], nodes, pad: int,
+                  tile_coeffs: dict[str, int]) -> set[tuple[str, int]]:
+    """The loads a memory serves, from the (padded) stage schedules before any gap is applied
+    (:func:`memory_served`)."""
+    plain: dict[str, OpSchedule] = {}
+    for node in nodes:
+        plain.update(_op_scheds(stage_block(node, poly, deps, program, pad), poly, {}, 0, 0))
+    return memory_served(deps, {id(d): constant_tile_distance(d, plain, tile_coeffs, poly)
+                                for d in deps})
+
+
+def _stages(program: Program, poly: PolyProgram, deps: list[Dependence], nodes, pad: int,
+            served: set[tuple[str, int]], sram_gap: int) -> list[Stage]:
+    stages = []
+    for k, node in enumerate(nodes):
+        ops = stage_ops(node)
+        blk = stage_block(node, poly, deps, program, pad, served, sram_gap)
+        group = (tuple(sorted(poly.ops[o.name].kernel for o in ops)), blk.latency,
+                 tuple(poly.ops[o.name].bounds for o in ops[:1]))
+        stages.append(Stage(getattr(node, "name", f"stage{k}"), [o.name for o in ops], blk,
+                            _resources(ops, program), group))
+    return stages
+
+
+def _stage_order(graph, poly: PolyProgram, stage_of: dict[str, Stage]) -> list[Stage]:
+    """Stages in a topological order of the forward op dependences."""
+    seen, order = set(), []
+    for o in topo_order(graph, poly):
+        s = stage_of[o]
+        if id(s) not in seen:
+            seen.add(id(s))
+            order.append(s)
+    return order
+
+
+def _capacity(stages: list[Stage], params: HwParams) -> dict[tuple[str, str], int]:
+    """Units of every resource of the reservation table: one compute unit, the memories'
+    write and read ports."""
+    per_kind = {"unit": 1, "wr": params.write_ports, "rd": params.read_ports}
+    return {res: per_kind[res[0]] for st in stages for res in st.resources}
+
+
+def _ii_lower_bound(stages: list[Stage], capacity: dict) -> int:
+    """The resource bound of the tile interval: every resource's busy cycles per tile over its
+    units."""
+    lower = 1
+    for res, cap in capacity.items():
+        users: dict = {}
+        for st in stages:
+            if res in st.resources:
+                u = MRT.user(st, res)
+                users[u] = max(users.get(u, 0), st.latency)
+        lower = max(lower, -(-sum(users.values()) // cap))
+    return lower
+
+
+@dataclass
+class _ModuloProblem:
+    """What one attempt at a tile interval needs (:meth:`attempt`)."""
+    poly: PolyProgram
+    deps: list[Dependence]
+    stage_order: list[Stage]
+    stage_of: dict[str, Stage]
+    capacity: dict
+    tile_coeffs: dict[str, int]
+    dist: dict[int, list[tuple[int, int]]]      # per dependence: (tile delta, min distance)
+    extra: dict[int, int]                       # per memory-served dependence: gap cycles
+
+    def earliest(self, st: Stage, ii: int, scheds: dict[str, OpSchedule]) -> int:
+        """The earliest start of ``st`` meeting its dependences on the stages placed so far."""
+        est = 0
+        for d in self.deps:
+            if d.consumer in st.ops and d.producer in scheds and d.producer not in st.ops:
+                lat = self.poly.ops[d.producer].latency + self.extra.get(id(d), 0)
+                gap = min(m + ii * dk for dk, m in self.dist[id(d)])
+                est = max(est, lat - gap + self.stage_of[d.producer].start)
+        return est
+
+    def attempt(self, ii: int):
+        """Place every stage at its earliest start the reservation table allows with tile
+        interval ``ii``: ``(op schedules, table)``, or None when a stage finds no slot."""
+        mrt = MRT(ii, self.capacity)
+        scheds: dict[str, OpSchedule] = {}
+        for st in self.stage_order:
+            est = self.earliest(st, ii, scheds)
+            start = next((c for c in mrt.candidates(st, est) if mrt.fits(st, c)), None)
+            if start is None:
+                return None
+            st.start = start
+            mrt.reserve(st, start)
+            scheds.update(_op_scheds(st.block, self.poly, self.tile_coeffs, ii, start))
+        return scheds, mrt
+
+
+def _search_ii(problem: _ModuloProblem, stages: list[Stage], lower: int, upper: int, q: int):
+    """The least feasible tile interval, a multiple of ``q``, by bisection between ``lower``
+    and ``upper`` (feasible by construction); the stages keep the best attempt's starts."""
+    upper = -(-upper // q) * q
+    best = problem.attempt(upper)
+    if best is None:
+        raise RuntimeError("dnn scheduler: sequential tile interval infeasible")
+    best_ii, starts = upper, {st.name: st.start for st in stages}
+    lo, hi = -(-lower // q), upper // q - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        got = problem.attempt(mid * q)
+        if got is None:
+            lo = mid + 1
+        else:
+            best, best_ii, hi = got, mid * q, mid - 1
+            starts = {st.name: st.start for st in stages}
+    for st in stages:
+        st.start = starts[st.name]
+    return best, best_ii
+
+
 def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = None,
                  deps: list[Dependence] | None = None, pad: int = 1,
                  sram_gap: int = 0) -> Schedule:
@@ -243,112 +368,36 @@ def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = 
     :func:`.offsets.required_offset`)."""
     params = params or HwParams()
     deps = raw_dependences(poly) if deps is None else deps
-    graph = dependency_graph(poly, deps)
     tiles, nodes = pipeline_loops(program)
-    tile_coeffs, stride = {}, 1
-    for lp in reversed(tiles):
-        tile_coeffs[lp.name] = stride
-        stride *= lp.extent
-    n_tiles = stride
-
-    # the loads a memory serves, from the (padded) stage schedules before any gap is applied
-    served: set[tuple[str, int]] = set()
-    if sram_gap:
-        plain: dict[str, OpSchedule] = {}
-        for node in nodes:
-            plain.update(_op_scheds(stage_block(node, poly, deps, program, pad), poly, {}, 0, 0))
-        served = memory_served(deps, {id(d): constant_tile_distance(d, plain, tile_coeffs, poly)
-                                      for d in deps})
-
-    stages: list[Stage] = []
-    for k, node in enumerate(nodes):
-        ops = stage_ops(node)
-        blk = stage_block(node, poly, deps, program, pad, served, sram_gap)
-        group = (tuple(sorted(poly.ops[o.name].kernel for o in ops)), blk.latency,
-                 tuple(poly.ops[o.name].bounds for o in ops[:1]))
-        stages.append(Stage(getattr(node, "name", f"stage{k}"), [o.name for o in ops], blk,
-                            _resources(ops, program), group))
-    stage_of = {o: s for s in stages for o in s.ops}
-
-    # stage order: topological over forward op dependences
-    order = topo_order(graph, poly)
-    seen, stage_order = set(), []
-    for o in order:
-        s = stage_of[o]
-        if id(s) not in seen:
-            seen.add(id(s))
-            stage_order.append(s)
-
-    capacity = {}
-    for s in stages:
-        for kind, name in s.resources:
-            capacity[(kind, name)] = {"unit": 1, "wr": params.write_ports,
-                                      "rd": params.read_ports}[kind]
-    lower = 1
-    for res, cap in capacity.items():
-        users: dict = {}
-        for s in stages:
-            if res in s.resources:
-                u = MRT.user(s, res)
-                users[u] = max(users.get(u, 0), s.latency)
-        lower = max(lower, -(-sum(users.values()) // cap))
-    upper = max(lower, sum(s.latency for s in stages) + 1)
-
+    tile_coeffs, n_tiles = _tile_coeffs(tiles)
+    served = _served_loads(program, poly, deps, nodes, pad, tile_coeffs) if sram_gap else set()
+    stages = _stages(program, poly, deps, nodes, pad, served, sram_gap)
+    stage_of = {o: st for st in stages for o in st.ops}
+    capacity = _capacity(stages, params)
+    lower = _ii_lower_bound(stages, capacity)
+    upper = max(lower, sum(st.latency for st in stages) + 1)
     # per dependence between stages: min distance as a function of II (see tile_distances)
     base = {}
-    for s in stages:
-        base.update(_op_scheds(s.block, poly, {}, 0, 0))
-    dist = {id(d): tile_distances(d, base, tile_coeffs, poly)
-            for d in deps if stage_of[d.producer] is not stage_of[d.consumer]}
-
-    extra = {id(d): gap_cycles(d, base[d.producer], program, sram_gap, pad)
-             for d in deps if (d.consumer, d.slot) in served}
-
-    def attempt(ii: int):
-        mrt = MRT(ii, capacity)
-        scheds: dict[str, OpSchedule] = {}
-        for s in stage_order:
-            est = 0
-            for d in deps:
-                if d.consumer in s.ops and d.producer in scheds and d.producer not in s.ops:
-                    lat = poly.ops[d.producer].latency + extra.get(id(d), 0)
-                    gap = min(m + ii * dk for dk, m in dist[id(d)])
-                    est = max(est, lat - gap + stage_of[d.producer].start)
-            start = next((c for c in mrt.candidates(s, est) if mrt.fits(s, c)), None)
-            if start is None:
-                return None
-            s.start = start
-            mrt.reserve(s, start)
-            scheds.update(_op_scheds(s.block, poly, tile_coeffs, ii, start))
-        return scheds, mrt
-
+    for st in stages:
+        base.update(_op_scheds(st.block, poly, {}, 0, 0))
+    problem = _ModuloProblem(
+        poly, deps, _stage_order(dependency_graph(poly, deps), poly, stage_of), stage_of,
+        capacity, tile_coeffs,
+        {id(d): tile_distances(d, base, tile_coeffs, poly)
+         for d in deps if stage_of[d.producer] is not stage_of[d.consumer]},
+        {id(d): gap_cycles(d, base[d.producer], program, sram_gap, pad)
+         for d in deps if (d.consumer, d.slot) in served})
     # the tile II is a multiple of the fetch width (§5.5.3: the padding "was done in the II
     # calculation"), so every tile meets the wide words at the same SRAM phase
     q = max(1, pad)
     if n_tiles == 1:          # nothing repeats: the table is not modulo anything
         upper = lower = BIG
         q = 1
-    upper = -(-upper // q) * q
-    best = attempt(upper)
-    if best is None:
-        raise RuntimeError("dnn scheduler: sequential tile interval infeasible")
-    best_ii, starts = upper, {s.name: s.start for s in stages}
-    lo, hi = -(-lower // q), upper // q - 1
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        got = attempt(mid * q)
-        if got is None:
-            lo = mid + 1
-        else:
-            best, best_ii, hi = got, mid * q, mid - 1
-            starts = {s.name: s.start for s in stages}
-    for s in stages:
-        s.start = starts[s.name]
-    scheds, mrt = best
+    (scheds, _mrt), best_ii = _search_ii(problem, stages, lower, upper, q)
     info = {"ii": best_ii if n_tiles > 1 else None,
             "ii_lower_bound": lower if n_tiles > 1 else None, "tiles": n_tiles,
             "pipeline_loops": [lp.name for lp in tiles],
-            "stages": [s.to_dict() for s in stages], "fetch_padding": pad,
+            "stages": [st.to_dict() for st in stages], "fetch_padding": pad,
             "sram_gap": sram_gap, "memory_served": sorted(f"{c}:{k}" for c, k in served)}
     return Schedule(program.name, "dnn", {o.name: scheds[o.name] for o in program.ops()}, info)
 
@@ -371,7 +420,7 @@ def _tile_deltas(d: Dependence, base: dict[str, OpSchedule], tile_coeffs: dict[s
 def constant_tile_distance(d: Dependence, base: dict[str, OpSchedule],
                            tile_coeffs: dict[str, int], poly: PolyProgram) -> bool:
     """Every dependent pair is the same number of cycles apart at any tile interval: one tile
-    distance and one within-tile distance (cf. :func:`.offsets.constant_distance`)."""
+    distance and one within-tile distance (cf. :func:`.offsets.is_constant_distance`)."""
     return _tile_deltas(d, base, tile_coeffs, poly).is_singleton()
 
 

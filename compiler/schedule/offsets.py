@@ -20,7 +20,7 @@ def min_distance(dep: Dependence, prod: OpSchedule, cons: OpSchedule, ctx) -> in
     return delta.sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
 
 
-def constant_distance(dep: Dependence, prod: OpSchedule, cons: OpSchedule, ctx) -> bool:
+def is_constant_distance(dep: Dependence, prod: OpSchedule, cons: OpSchedule, ctx) -> bool:
     """Every dependent pair is the same number of cycles apart: the consumer's load can be
     served by a wire or a delay line (thesis §5.1.1), not necessarily by a memory."""
     pair = prod.isl_map(ctx).reverse().apply_range(dep.relation.apply_range(cons.isl_map(ctx)))
@@ -35,7 +35,7 @@ def required_offset(dep: Dependence, prod: OpSchedule, cons: OpSchedule, ctx,
     a write and a read at its interface, the round trip through AGG, SRAM and TB, at one write
     per cycle; :func:`write_interval`)."""
     need = prod.latency - min_distance(dep, prod, cons, ctx)
-    if sram_gap and not constant_distance(dep, prod, cons, ctx):
+    if sram_gap and not is_constant_distance(dep, prod, cons, ctx):
         need += sram_gap * write_interval(prod)
     return need
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..frontend.tree_height import Latency, balance_program
+from ..passes.tree_height import Latency, balance_program
 from ..ir.poly import PolyProgram
 from ..ir.program import Program
 from ..ir.schedule import Schedule
@@ -16,15 +16,15 @@ from ..poly.deps import Dependence, raw_dependences
 from ..poly.extract import extract
 from ..verify import VerifyReport, verify
 from .dnn import pipeline_loops
-from .params import HwParams
-from .select import schedule
+from ..ir.hw import HwParams
+from .select import schedule_verified
 from .sequential import schedule_sequential
 
 
 @dataclass
 class ScheduleResult:
     """Every IR of one ``schedule_program`` run. ``program`` is the Program that was scheduled:
-    the input after tree-height reduction (``compiler.frontend.tree_height``) unless it was
+    the input after tree-height reduction (``compiler.passes.tree_height``) unless it was
     turned off; interpret this one to run what the schedules and buffers describe."""
     program: Program
     poly: PolyProgram
@@ -64,8 +64,7 @@ def schedule_program(program: Program, params: HwParams | None = None,
     deps = raw_dependences(poly)
     seq = schedule_sequential(program, poly)
     verify(poly, seq, params, deps, check_width=False)
-    opt = schedule(program, poly, params, deps, policy, delay, frozenset(early))
-    report = verify(poly, opt, params, deps)
+    opt, report = schedule_verified(program, poly, params, deps, policy, delay, frozenset(early))
     live_opt = buffer_liveness(program, opt, seq)
     live_seq = buffer_liveness(program, seq, seq)
     loops = {lp.name: (lp.start, lp.extent) for lp in pipeline_loops(program)[0]}

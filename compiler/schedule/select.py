@@ -6,8 +6,7 @@ self-dependence) the program is a stencil pipeline and gets the fused II = 1 sch
 with double buffering (:mod:`.dnn`). The chosen schedule is checked by the independent verifier;
 if it fails, the next policy is tried (stencil -> dnn -> sequential) and the reason recorded in
 ``info["fallback"]``. ``info["storage_copies"]`` gives the copies (double buffering) each buffer
-needs under the schedule (:mod:`.storage`). The verified schedule then gets its producers
-delayed to the latest start their consumers allow (:mod:`.delay`, ``delay=False`` skips it).
+needs under the schedule (:mod:`.storage`).
 """
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from ..ir.schedule import Schedule
 from ..poly.deps import Dependence, raw_dependences
 from .delay import delay_producers
 from .dnn import pipeline_loops, schedule_dnn
-from .params import HwParams
+from ..ir.hw import HwParams
 from .sequential import schedule_sequential
 from .sharing import share_units
 from .stencil import schedule_stencil
@@ -35,6 +34,16 @@ def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None
     """The optimized schedule of ``program`` (verified); ``delay``: producers then start as
     late as their consumers allow (:mod:`.delay`; ``False``: as early as possible; ``early``:
     ops that keep their earliest start)."""
+    return schedule_verified(program, poly, params, deps, policy, delay, early)[0]
+
+
+def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | None = None,
+                      deps: list[Dependence] | None = None, policy: str | None = None,
+                      delay: bool = True, early: frozenset[str] = frozenset()
+                      ) -> tuple[Schedule, "VerifyReport"]:
+    """The optimized schedule of ``program`` and the report of its verification: the first
+    policy of the fallback chain whose schedule the verifier proves legal, with its producers
+    delayed (``delay``, :func:`schedule`); a delayed schedule is verified as delayed."""
     from ..verify import VerifyError, verify
     params = params or HwParams()
     deps = raw_dependences(poly) if deps is None else deps
@@ -54,16 +63,18 @@ def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None
         else:
             sched = schedule_sequential(program, poly)
         try:
-            verify(poly, sched, params, deps)
+            report = verify(poly, sched, params, deps)
         except VerifyError as e:
             failures.append(f"{name}: {e}")
             continue
         if failures:
             sched.info["fallback"] = failures
         if delay and name != "sequential":
-            sched = delay_producers(program, poly, sched, deps, params, early=early)
+            delayed = delay_producers(program, poly, sched, deps, params, early=early)
+            if delayed is not sched:
+                sched, report = delayed, verify(poly, delayed, params, deps)
         tiles = [lp.name for lp in pipeline_loops(program)[0]]
         sched.info["storage_copies"] = storage_copies(
             program, sched, schedule_sequential(program, poly), tiles)
-        return sched
+        return sched, report
     raise VerifyError("; ".join(failures))

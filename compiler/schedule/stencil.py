@@ -44,6 +44,62 @@ def alignments(program: Program, graph: nx.DiGraph) -> dict[tuple[str, str], Ali
     return out
 
 
+def _rates(ops: dict, graph, order: list[str], aligned: dict, level: dict, depth: int
+           ) -> dict[str, list[Fraction]]:
+    """Relative rates per fused level (thesis eq. 4.15), propagated in topological order."""
+    rate: dict[str, list[Fraction]] = {n: [Fraction(1)] * depth for n in ops}
+    for c in order:
+        got = [None] * depth
+        for p in graph.predecessors(c):
+            al = aligned[(p, c)]
+            if not al.fusable:
+                continue
+            for a, b, r in al.pairs:
+                lv = level[c][b]
+                val = rate[p][level[p][a]] * r
+                got[lv] = val if got[lv] is None else max(got[lv], val)
+        rate[c] = [g if g is not None else Fraction(1) for g in got]
+    return rate
+
+
+def _level_interval(ops: dict, fused: set[str], level: dict, rate: dict, coeff: dict,
+                    lv: int, depth: int, pad: int) -> int:
+    """The interval of fused level ``lv``: long enough for every op's inner levels at its rate,
+    a multiple of the rates' denominators (and of ``pad`` above the innermost level)."""
+    q0, denom = Fraction(0), 1
+    for n, op in ops.items():
+        if n not in fused or not any(level[n][lp.name] == lv for lp in op.loops):
+            continue
+        span = 1 + sum(coeff[n][lp.name] * (lp.extent - 1) for lp in op.loops
+                       if level[n][lp.name] > lv)
+        q0 = max(q0, Fraction(span) / rate[n][lv])
+        denom = math.lcm(denom, rate[n][lv].denominator)
+    if lv < depth - 1:
+        denom = math.lcm(denom, pad)
+    return max(1, math.ceil(q0 / denom)) * denom
+
+
+def _coefficients(ops: dict, fused: set[str], level: dict, rate: dict, depth: int, pad: int
+                  ) -> tuple[dict[str, dict[str, int]], list[int]]:
+    """Every op's loop coefficients and the interval of each fused level (innermost first);
+    ops outside the fusion run their loop nest densely."""
+    coeff: dict[str, dict[str, int]] = {n: {} for n in ops}
+    q = [0] * depth
+    for lv in reversed(range(depth)):
+        q[lv] = _level_interval(ops, fused, level, rate, coeff, lv, depth, pad)
+        for n, op in ops.items():
+            for lp in op.loops:
+                if level[n][lp.name] == lv and n in fused:
+                    coeff[n][lp.name] = int(rate[n][lv] * q[lv])
+    for n, op in ops.items():
+        if n not in fused:
+            stride = 1
+            for lp in reversed(op.loops):
+                coeff[n][lp.name] = stride
+                stride *= lp.extent
+    return coeff, q
+
+
 def schedule_stencil(program: Program, poly: PolyProgram,
                      deps: list[Dependence] | None = None, pad: int = 1,
                      sram_gap: int = 0) -> Schedule:
@@ -63,55 +119,11 @@ def schedule_stencil(program: Program, poly: PolyProgram,
     fused_ops = {n for (p, c), al in aligned.items() if al.fusable and al.pairs for n in (p, c)}
     if not fused_ops:
         fused_ops = set(ops)
-
-    # relative rates per fused level (eq. 4.15), propagated in topological order
-    rate: dict[str, list[Fraction]] = {n: [Fraction(1)] * depth for n in ops}
-    for c in order:
-        got = [None] * depth
-        for p in graph.predecessors(c):
-            al = aligned[(p, c)]
-            if not al.fusable:
-                continue
-            for a, b, r in al.pairs:
-                lv = level[c][b]
-                val = rate[p][level[p][a]] * r
-                got[lv] = val if got[lv] is None else max(got[lv], val)
-        rate[c] = [g if g is not None else Fraction(1) for g in got]
-
-    # interval of each fused level, innermost first
-    coeff: dict[str, dict[str, int]] = {n: {} for n in ops}
-    q = [0] * depth
-    for lv in reversed(range(depth)):
-        q0, denom = Fraction(0), 1
-        for n, op in ops.items():
-            if n not in fused_ops:
-                continue
-            dims = [lp for lp in op.loops if level[n][lp.name] == lv]
-            if not dims:
-                continue
-            span = 1 + sum(coeff[n][lp.name] * (lp.extent - 1) for lp in op.loops
-                           if level[n][lp.name] > lv)
-            q0 = max(q0, Fraction(span) / rate[n][lv])
-            denom = math.lcm(denom, rate[n][lv].denominator)
-        if lv < depth - 1:
-            denom = math.lcm(denom, pad)
-        q[lv] = max(1, math.ceil(q0 / denom)) * denom
-        for n, op in ops.items():
-            for lp in op.loops:
-                if level[n][lp.name] == lv and n in fused_ops:
-                    coeff[n][lp.name] = int(rate[n][lv] * q[lv])
-    for n, op in ops.items():
-        if n not in fused_ops:
-            stride = 1
-            for lp in reversed(op.loops):
-                coeff[n][lp.name] = stride
-                stride *= lp.extent
-
-    scheds = {}
-    for n, op in ops.items():
-        pop = poly.ops[n]
-        scheds[n] = OpSchedule(n, pop.dims, pop.bounds, tuple(coeff[n][d] for d in pop.dims),
-                               0, pop.latency)
+    rate = _rates(ops, graph, order, aligned, level, depth)
+    coeff, q = _coefficients(ops, fused_ops, level, rate, depth, pad)
+    scheds = {n: OpSchedule(n, poly.ops[n].dims, poly.ops[n].bounds,
+                            tuple(coeff[n][d] for d in poly.ops[n].dims), 0, poly.ops[n].latency)
+              for n in ops}
     place(poly, scheds, order, deps, sram_gap=sram_gap)
     info = {"levels": depth, "level_ii": q, "fetch_padding": pad, "sram_gap": sram_gap,
             "rates": {n: [str(r) for r in rate[n]] for n in ops},

@@ -52,7 +52,8 @@ from typing import Callable
 
 from ubgen.arch import Arch, load_arch
 
-DEFAULT_ARCH = "cgra_16x32"
+from ..mapping.shift_register import DEFAULT_THRESHOLD
+from ..pipeline import DEFAULT_ARCH
 DEFAULT_STAGES = ("schedule", "map", "netlist")
 PES_PENDING = "pes: not counted: the netlist stage did not run"
 FIT_BASIS = ("without a netlist, fits checks the MEM tiles (buffer mapping) and the "
@@ -81,7 +82,7 @@ class Point:
     params: dict
     sizes: dict[str, int]
     arch: Arch
-    threshold: int = 20
+    threshold: int = DEFAULT_THRESHOLD
     policy: str | None = None
     backend: str = "pub"
     program: object = None           # compiler.ir.Program
@@ -95,7 +96,7 @@ class Point:
 
     @property
     def hw(self):
-        from ..schedule.params import HwParams
+        from ..ir.hw import HwParams
         return HwParams.from_arch(self.arch)
 
 
@@ -139,7 +140,7 @@ def split_params(app: str, params: dict) -> tuple[dict[str, int], dict]:
         if not isinstance(value, int) or isinstance(value, bool):
             raise PointError(f"size {key} must be an integer, got {value!r}")
         sizes[key] = value
-    from ..cli_map import BACKENDS
+    from ..mapping.report import BACKENDS
     if options.get("backend", "pub") not in BACKENDS:
         raise PointError(f"backend must be one of {', '.join(BACKENDS)}, got "
                          f"{options['backend']!r}")
@@ -166,7 +167,7 @@ def make_point(app: str, params: dict) -> Point:
             raise PointError(f"fetch_width must be a power of two, got {fw}")
         arch = replace(arch, pub=replace(arch.pub, fetch_width=fw))
     policy = options.get("policy", "auto")
-    return Point(app, dict(params), sizes, arch, options.get("threshold", 20),
+    return Point(app, dict(params), sizes, arch, options.get("threshold", DEFAULT_THRESHOLD),
                  None if policy == "auto" else policy, options.get("backend", "pub"))
 
 
@@ -191,7 +192,7 @@ def stage_schedule(pt: Point) -> None:
 
 def stage_map(pt: Point) -> None:
     """Map every unified buffer (thesis ch. 5); a refused buffer fails the point."""
-    from ..cli_map import BACKENDS, backend_counts, map_report
+    from ..mapping.report import BACKENDS, backend_counts, map_report
     from ..liveness import total_live_words
     if pt.schedule is None:
         raise PointError("the map stage needs the schedule stage")
@@ -294,10 +295,10 @@ def fit(arch: Arch, metrics: dict, resources: dict | None = None) -> dict:
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
-    from ..cli import USER_ERRORS
     from ..ir.ubimpl import RegisterWidthError
     from ..mapping.common import MappingError
-    return USER_ERRORS + (MappingError, RegisterWidthError, MappingRefused, PointError)
+    from ..pipeline import user_errors
+    return user_errors() + (MappingError, RegisterWidthError, MappingRefused, PointError)
 
 
 def evaluate_point(app: str, params: dict, stages: tuple[str, ...] | list[str] = DEFAULT_STAGES

@@ -38,10 +38,9 @@ def ctl(extents, start, strides, **addrs) -> ControllerConfig:
                             {ag: AffineMap(s, tuple(st)) for ag, (s, st) in addrs.items()})
 
 
-def register_values(case: Case, layouts: dict, regmap: RegisterMap,
-                    tile_id: int | None = None) -> list[tuple[int, int]]:
-    """Configuration bus writes for a case: every controller (unused ones disabled) encoded by
-    :func:`encode_controller`, then the block registers, through :meth:`RegisterMap.writes`."""
+def case_registers(case: Case, layouts: dict, tile_id: int | None = None) -> dict[str, int]:
+    """A case's register values by name: every controller (unused ones disabled) encoded by
+    :func:`encode_controller`, then the block registers (and ``tile_id`` when given)."""
     values = {}
     for name, layout in layouts.items():
         values.update(encode_controller(case.configs.get(name, ControllerConfig.disabled()),
@@ -49,7 +48,14 @@ def register_values(case: Case, layouts: dict, regmap: RegisterMap,
     values.update(case.regs)
     if tile_id is not None:
         values["tile_id"] = tile_id
-    return regmap.writes(values)
+    return values
+
+
+def register_values(case: Case, layouts: dict, regmap: RegisterMap,
+                    tile_id: int | None = None) -> list[tuple[int, int]]:
+    """Configuration bus writes for a case (:func:`case_registers` through
+    :meth:`RegisterMap.writes`)."""
+    return regmap.writes(case_registers(case, layouts, tile_id))
 
 
 def image(w: int, h: int, seed: int) -> list[list[int]]:
@@ -74,7 +80,7 @@ def _horizon(expected) -> int:
 
 
 def gaussian_line_buffer(stall: float = 0.0) -> Case:
-    """DESIGN §4 fixture: a 64x64 image in, rows delayed by 64 and 128 cycles out.
+    """docs/design.md §4 fixture: a 64x64 image in, rows delayed by 64 and 128 cycles out.
 
     The fixture's numbers are legal under our timing: agg2sram fires at 0 mod 4, sram2tb_0 at
     1 mod 4 and sram2tb_1 at 2 mod 4 (no SRAM conflict); sram2tb at 61 + 4xo + 64y fills the TB
@@ -275,5 +281,5 @@ def dp_delay(stall: float = 0.0) -> Case:
 
 DP_CASES = {c.name: c for c in (dp_delay(), dp_delay(stall=0.3))}
 
-__all__ = ["Case", "ctl", "register_values", "PUB_CASES", "TB4_CASES", "DP_CASES",
+__all__ = ["Case", "ctl", "case_registers", "register_values", "PUB_CASES", "TB4_CASES", "DP_CASES",
            "chained_delay", "transpose_stream"]

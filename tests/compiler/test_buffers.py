@@ -7,7 +7,7 @@ from compiler.ir.schedule import Schedule
 from compiler.poly.buffers import extract_buffers
 from compiler.poly.extract import extract
 from compiler.schedule.dnn import pipeline_loops, schedule_dnn
-from compiler.schedule.params import HwParams
+from compiler.ir.hw import HwParams
 from compiler.schedule.sequential import schedule_sequential
 from compiler.schedule.stencil import schedule_stencil
 from compiler.schedule.storage import storage_copies

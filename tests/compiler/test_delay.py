@@ -12,7 +12,7 @@ from apps import get_app
 from compiler.interp import run
 from compiler.pipeline import check_result, compile_app
 from compiler.schedule.delay import accumulator_writers, delays, input_streams, shifted
-from compiler.schedule.params import HwParams
+from compiler.ir.hw import HwParams
 from compiler.schedule.report import schedule_program
 from compiler.source import app_inputs, load_app
 from compiler.verify import VerifyError, verify

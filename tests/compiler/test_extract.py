@@ -6,7 +6,7 @@ import pytest
 from compiler.ir import Kernel, Program, ProgramError, u16
 from compiler.poly.deps import dependency_graph, raw_dependences
 from compiler.poly.extract import ExtractError, extract, kernel_depth
-from compiler.schedule.params import HwParams
+from compiler.ir.hw import HwParams
 
 from .thesis_programs import brighten_blur, conv1d, copy_chain, copy_kernel
 

@@ -8,7 +8,7 @@ from compiler.poly.extract import extract
 from compiler.schedule.dnn import memory_served, schedule_dnn
 from compiler.schedule.fetch_pad import (RowAccess, fetches_per_row, padded_row, read_lead,
                                          row_cycles, row_shift, stage_rows)
-from compiler.schedule.params import HwParams
+from compiler.ir.hw import HwParams
 from compiler.schedule.report import schedule_program
 from compiler.verify import verify
 

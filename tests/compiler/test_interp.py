@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from compiler.interp import InterpError, eval_kernel, run, run_all
+from compiler.interp import InterpError, eval_kernel, run, run_all, vectorized
 from compiler.ir import Arg, Call, Const, Kernel, Lookup, Program, s16, u16, u1
-from ubgen.pe import Op as PEOp, pe_reference
+from ubgen.pe import PEOp, pe_reference
 
 WORDS = st.one_of(st.integers(0, 0xFFFF),
                   st.sampled_from([0, 1, 2, 15, 16, 17, 0x7FFF, 0x8000, 0x8001, 0xFFFF]))
@@ -322,3 +322,26 @@ def test_input_without_declared_shape_takes_the_arrays():
         with pytest.raises(InterpError, match=r"reads a\[2\] at \{x=1\}, outside its shape \[2\]"):
             run(prog, {"a": np.array([1, 2], np.uint16)}, scalar=scalar)
     assert prog.buffers["a"].shape is None       # the program is not modified
+
+
+def test_vectorized_orders_are_called_once_per_op_and_checked():
+    """An order marked vectorized is called once per op with the loop box as arrays; an
+    unmarked one once per instance; a vectorized order that gives non-integer times is an
+    error, never a silent fallback."""
+    prog = _brighten_blur()
+    ins = {n: np.zeros(b.shape, np.uint16) for n, b in prog.buffers.items()
+           if b.kind == "input"}
+    ops = list(prog.ops())
+    instances = sum(int(np.prod([lp.extent for lp in op.loops])) for op in ops)
+    calls = []
+
+    def plain(op, env):
+        calls.append(op)
+        return 0
+    b = run(prog, ins, plain)
+    assert len(calls) == instances > len(ops)
+    calls.clear()
+    a = run(prog, ins, vectorized(lambda op, env: (calls.append(op), 0)[1]))
+    assert len(calls) == len(ops) and all(np.array_equal(a[k], b[k]) for k in a)
+    with pytest.raises(InterpError, match="vectorized order gave float64 times"):
+        run(prog, ins, vectorized(lambda op, env: 0.5))

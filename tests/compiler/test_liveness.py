@@ -1,7 +1,7 @@
 """Live capacity (paper Table VII "SRAM words") of unified buffers."""
 from compiler.liveness import buffer_liveness, total_live_words
 from compiler.poly.extract import extract
-from compiler.schedule.params import HwParams
+from compiler.ir.hw import HwParams
 from compiler.schedule.sequential import schedule_sequential
 from compiler.schedule.select import schedule
 from compiler.schedule.stencil import schedule_stencil

@@ -1,6 +1,6 @@
 """Property tests: random stencil pipelines and random affine loop nests are scheduled, the
 schedule passes the isl verifier, the interpreter run in schedule order equals the sequential
-run, and the live capacity matches a plain-Python model (DESIGN §6 level 1)."""
+run, and the live capacity matches a plain-Python model (docs/design.md §6 level 1)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +12,7 @@ from compiler.ir import Call, Const, Kernel, Program, maximum, u16
 from compiler.liveness import buffer_liveness
 from compiler.poly.deps import raw_dependences
 from compiler.poly.extract import extract
-from compiler.schedule.params import HwParams
+from compiler.ir.hw import HwParams
 from compiler.schedule.dnn import pipeline_loops
 from compiler.schedule.select import schedule
 from compiler.schedule.storage import expand_storage, storage_copies

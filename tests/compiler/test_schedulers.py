@@ -6,7 +6,7 @@ import pytest
 from compiler.poly.deps import raw_dependences
 from compiler.poly.extract import extract
 from compiler.schedule.dnn import pipeline_loops, schedule_dnn
-from compiler.schedule.params import HwParams
+from compiler.ir.hw import HwParams
 from compiler.schedule.select import schedule, select_policy
 from compiler.schedule.sequential import schedule_sequential
 from compiler.schedule.stencil import schedule_stencil

@@ -8,8 +8,8 @@ from compiler.ir.schedule import OpSchedule
 from compiler.mapping.common import t2addr
 from compiler.model import _points, port_points
 from compiler.poly.deps import Dependence
-from compiler.schedule.offsets import constant_distance, required_offset, write_interval
-from compiler.schedule.params import HwParams
+from compiler.schedule.offsets import is_constant_distance, required_offset, write_interval
+from compiler.ir.hw import HwParams
 from compiler.schedule.report import schedule_program
 
 CTX = isl.DEFAULT_CONTEXT
@@ -25,7 +25,7 @@ def _upsample_pair(cons_coeff=1):
 
 def test_non_constant_distance_gets_two_fetch_widths_of_writes():
     prod, cons, dep = _upsample_pair()
-    assert not constant_distance(dep, prod, cons, CTX)
+    assert not is_constant_distance(dep, prod, cons, CTX)
     assert write_interval(prod) == 2
     # landing: latency 2 - min(x2 - 2 floor(x2 / 2)) = 2; plus 2 x FW = 8 writes of 2 cycles
     assert required_offset(dep, prod, cons, CTX) == 2
@@ -37,7 +37,7 @@ def test_constant_distance_is_not_delayed():
     cons = OpSchedule("C", ("x",), ((0, 15),), (1,), 0, 1)
     dep = Dependence("P", "C", "A", 0,
                      isl.Map.read_from_str(CTX, "{ P[x] -> C[x - 1] : 1 <= x < 16 }"))
-    assert constant_distance(dep, prod, cons, CTX)
+    assert is_constant_distance(dep, prod, cons, CTX)
     assert required_offset(dep, prod, cons, CTX, sram_gap=8) == required_offset(dep, prod,
                                                                                  cons, CTX)
 

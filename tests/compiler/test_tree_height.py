@@ -1,4 +1,4 @@
-"""Tree-height reduction of kernels (compiler/frontend/tree_height.py): worked examples, the
+"""Tree-height reduction of kernels (compiler/passes/tree_height.py): worked examples, the
 pipeline and CLI that run it, and a hypothesis property over random expression DAGs (the
 values bit-exact on random 16-bit words, PE count, constants and sharing unchanged, depth never
 larger)."""
@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 from apps import get_app
 from compiler.cli import main
-from compiler.frontend.tree_height import REASSOCIATIVE, Latency, balance_kernel, balance_program
+from compiler.passes.tree_height import REASSOCIATIVE, Latency, balance_kernel, balance_program
 from compiler.interp import eval_kernel, run
 from compiler.ir import Arg, Call, Const, IntType, Kernel, Lookup, maximum, minimum, s16, u16
 from compiler.ir.expr import BINARY_OPS, COMPARE_OPS
 from compiler.poly.extract import kernel_depth, op_latency
-from compiler.schedule.params import HwParams
+from compiler.ir.hw import HwParams
 from compiler.schedule.report import schedule_program
 
 from ..apps.test_apps import SMALL

@@ -1,9 +1,9 @@
-"""The verifier catches every class of violation it claims to prove (DESIGN §3.2)."""
+"""The verifier catches every class of violation it claims to prove (docs/design.md §3.2)."""
 import pytest
 
 from compiler.poly.extract import extract
 from compiler.schedule.dnn import schedule_dnn
-from compiler.schedule.params import HwParams
+from compiler.ir.hw import HwParams
 from compiler.schedule.stencil import schedule_stencil
 from compiler.verify import ScheduleError, VerifyError, verify
 

@@ -21,12 +21,12 @@ from tests.ubgen.array.probe_cores import StreamIO
 from ubgen.array.routes import add_pipeline_registers, route
 from ubgen.arch import load_arch
 from ubgen.array import ARRAY_MODULE, KINDS, tile_module, write_verilog
-from ubgen.array.graph import global_address, path_latency, port_node, route_writes, \
+from ubgen.array.graph import global_address, path_latency, port_node, route_bus_writes, \
     routing_graph
 from ubgen.array.layout import ArrayLayout
 from ubgen.mem.mem_tile import MemCore
 from ubgen.pe.pe import PE
-from ubgen.pub.pub import pub_layouts, pub_regmap
+from ubgen.pub.spec import pub_layouts, pub_regmap
 
 pytestmark = pytest.mark.rtl
 
@@ -35,12 +35,7 @@ CORES = {"io": StreamIO, "pe": PE,
 
 
 def bus_writes(g, path):
-    lay = g.graph["layout"]
-    out = []
-    for (tid, name), value in route_writes(g, path).items():
-        kind = lay.positions()[tid].kind
-        out.append((global_address(tid, lay.specs[kind].regmap[name].offset), value))
-    return out
+    return route_bus_writes(g.graph["layout"], g, path)
 
 
 @pytest.mark.parametrize("hierarchical", [False, True], ids=["flat", "hier"])

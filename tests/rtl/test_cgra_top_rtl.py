@@ -18,12 +18,13 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 from sim.runner import BUILD, run_cocotb
 from ubgen.array.routes import add_pipeline_registers, route
 from ubgen.arch import load_arch
-from ubgen.array.graph import path_latency, port_node, route_writes, routing_graph
+from ubgen.array.graph import (path_latency, port_node, register_writes, route_bus_writes,
+                               routing_graph)
 from ubgen.array.layout import ArrayLayout
 from ubgen.controller import AffineMap, ControllerConfig, encode_controller
-from ubgen.io.io_tile import GLB2F_LATENCY, F2GLB_LATENCY, io_layouts
-from ubgen.pe import Op, counter_next, pe_reference
-from ubgen.pe.pe import BIT_INPUTS, DATA_INPUTS
+from ubgen.io.spec import GLB2F_LATENCY, F2GLB_LATENCY, io_layouts
+from ubgen.pe import PEOp, counter_next, pe_reference
+from ubgen.pe.spec import BIT_INPUTS, DATA_INPUTS
 from ubgen.mem.spec import MEM_STATUS
 from ubgen.top import top_module, write_verilog
 from ubgen.top.cgra_top import CONTROL, GLB_BASE, control_address, glb_address, tile_address
@@ -47,14 +48,11 @@ class Planner:
 
     def writes(self, tile_id: int, values: dict[str, int]) -> list[tuple[int, int]]:
         """AXI (address, value) writes of named registers of one tile."""
-        rm = self.lay.specs[self.lay.positions()[tile_id].kind].regmap
-        return [(tile_address(tile_id, off), v) for off, v in rm.writes(values)]
+        return register_writes(self.lay, {(tile_id, n): v for n, v in values.items()},
+                               tile_address)
 
     def route_axi_writes(self, path) -> list[tuple[int, int]]:
-        out = []
-        for (tid, name), value in route_writes(self.g, path).items():
-            out += self.writes(tid, {name: value})
-        return out
+        return route_bus_writes(self.lay, self.g, path, tile_address)
 
     def glb_word(self, col: int, offset: int) -> int:
         return (col % self.arch.glb.banks) * self.arch.glb.bank_words + offset
@@ -118,18 +116,18 @@ def hypothesis_examples(strategy: st.SearchStrategy, n: int) -> list:
     return out
 
 
-def pe_cases(per_op: int = CASES_PER_OP) -> list[tuple[Op, int, dict]]:
-    """``(op, index, operands)``: ``per_op`` operand cases (``PE_CASE``) for every op of ``Op``;
+def pe_cases(per_op: int = CASES_PER_OP) -> list[tuple[PEOp, int, dict]]:
+    """``(op, index, operands)``: ``per_op`` operand cases (``PE_CASE``) for every op of ``PEOp``;
     ``words``, ``bits``, ``lut`` are the op's inputs (COUNTER: ``modulus`` as word 0, bit 0
     set). Hypothesis's examples are dealt out round-robin (example ``i`` goes to op
-    ``i % len(Op)``), so that consecutive examples, which Hypothesis often derives from one
+    ``i % len(PEOp)``), so that consecutive examples, which Hypothesis often derives from one
     another, test different ops, and the simplest example (all zeros) is one case of one op."""
-    ops = list(Op)
+    ops = list(PEOp)
     cases = []
     for i, case in enumerate(hypothesis_examples(PE_CASE, per_op * len(ops))):
         op = ops[i % len(ops)]
         words, bits = list(case["words"]), list(case["bits"])
-        if op is Op.COUNTER:
+        if op is PEOp.COUNTER:
             words[0], bits[0] = case["modulus"], 1
         cases.append((op, i // len(ops), {"words": words, "bits": bits, "lut": case["lut"]}))
     return cases
@@ -168,7 +166,7 @@ def pe_sweep(p: Planner) -> dict:
         count, comb = 0, []
         for t in range(SAMPLE_START + SAMPLES):
             comb.append(pe_reference(op, *words, tuple(bits), lut=lut, count=count))
-            count = counter_next(count, words[0], tuple(bits)) if op is Op.COUNTER else 0
+            count = counter_next(count, words[0], tuple(bits)) if op is PEOp.COUNTER else 0
         expected = []
         for i in range(SAMPLES):
             res, res_p = comb[SAMPLE_START + i - out_reg]
@@ -177,7 +175,7 @@ def pe_sweep(p: Planner) -> dict:
                                                  "out_reg": out_reg},
                      "writes": writes, "expected": expected,
                      "done_cycle": SAMPLE_START + SAMPLES + F2GLB_LATENCY})
-    assert {r["op"] for r in runs} == {op.name for op in Op}
+    assert {r["op"] for r in runs} == {op.name for op in PEOp}
     return {"common": common, "runs": runs}
 
 
@@ -197,7 +195,7 @@ def io_stream(p: Planner, rng: random.Random) -> dict:
     writes = (p.route_axi_writes(r_in) + p.route_axi_writes(r_out)
               + p.writes(0, encode_controller(rd, layouts["glb2f"]))
               + p.writes(2, encode_controller(wr, layouts["f2glb"]))
-              + p.writes(pe, {"op": int(Op.MAC), "out_reg": 1, "data1_const_en": 1,
+              + p.writes(pe, {"op": int(PEOp.MAC), "out_reg": 1, "data1_const_en": 1,
                               "data1_const": 3, "data2_const_en": 1, "data2_const": 7}))
     data = [rng.randrange(1 << 16) for _ in range(n)]
     glb_init = [(p.glb_word(0, src_off + i), x) for i, x in enumerate(data)]

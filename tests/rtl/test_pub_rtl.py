@@ -13,7 +13,7 @@ import pytest
 from sim.runner import BUILD, run_cocotb
 from sim.tb.pub_cases import DP_CASES, PUB_CASES, TB4_CASES
 from ubgen.arch import load_arch
-from ubgen.cli import block_verilog
+from ubgen.blocks import block_verilog
 
 pytestmark = pytest.mark.rtl
 

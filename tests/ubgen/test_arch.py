@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from ubgen.arch import ARCH_DIR, ArchError, MemParams, load_arch
+from ubgen.arch import ARCH_DIR, WORD_WIDTH, ArchError, MemParams, load_arch
 
 
 @pytest.mark.parametrize("path", sorted(ARCH_DIR.glob("*.toml")), ids=lambda p: p.stem)
@@ -43,3 +43,21 @@ def test_bad_mem_section_is_one_line_error(tmp_path, mem, message):
     with pytest.raises(ArchError) as e:
         load_arch(_arch_with(tmp_path, mem, "" if mem else "mem = 3\n"))
     assert str(e.value).endswith(message) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: "[word]\nwidth = 16\n" + t, lambda t: "[word]\nwidth = 8\n" + t,
+    lambda t: t.replace("[dpbuf]\n", "[dpbuf]\nword_width = 16\n")])
+def test_word_width_is_not_an_arch_option(tmp_path, edit):
+    """The data word is fixed (ubgen.arch.WORD_WIDTH): an arch file that sets it is refused in
+    one line, even at the fixed value, rather than silently ignored."""
+    path = tmp_path / "a.toml"
+    path.write_text(edit((ARCH_DIR / "pub.toml").read_text()))
+    with pytest.raises(ArchError) as e:
+        load_arch(path)
+    assert "word width is not configurable" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_word_width_is_one_constant():
+    arch = load_arch("cgra_4x4")
+    assert arch.pub.word_width == arch.dpbuf.word_width == WORD_WIDTH == 16

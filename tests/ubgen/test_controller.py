@@ -1,11 +1,12 @@
-"""Controller (ID + AG + SG) against the plain-Python affine reference (DESIGN §4)."""
+"""Controller (ID + AG + SG) against the plain-Python affine reference (docs/design.md §4)."""
 from hypothesis import given, settings, strategies as st, HealthCheck
 import pytest
 
 from ubgen.arch import ControllerParams
-from ubgen.controller import (AffineMap, Controller, ControllerConfig, ControllerLayout,
-                              EncodeError, compute_deltas, encode_controller, iterate)
-from tests.gateware import run_testbench
+from ubgen.controller import (AffineMap, ControllerConfig, ControllerLayout, EncodeError,
+                              compute_deltas, encode_controller, iterate)
+from ubgen.controller_rtl import Controller
+from tests.gateware import increasing_strides, run_testbench
 
 PARAMS = ControllerParams(max_dims=6, extent_width=8, cycle_width=16)
 LAYOUT = ControllerLayout("ctl", {"a": 10, "b": 3}, PARAMS)
@@ -55,12 +56,7 @@ def simulate(cfg: ControllerConfig, layout=LAYOUT, stall_every=0):
 def configs(draw):
     dims = draw(st.integers(1, 4))
     extents = [draw(st.integers(1, 5)) for _ in range(dims)]
-    # A strictly increasing schedule: each level's stride exceeds the span of the levels inside.
-    strides, span = [], 0
-    for e in extents:
-        s = span + draw(st.integers(1, 3))
-        strides.append(s)
-        span += s * (e - 1)
+    strides = increasing_strides(draw, extents, st.integers(1, 3))
     start = draw(st.integers(0, 20))
     addr = {ag: AffineMap(draw(st.integers(0, (1 << w) - 1)),
                           tuple(draw(st.integers(-40, 40)) for _ in range(dims)))

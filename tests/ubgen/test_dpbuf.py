@@ -4,7 +4,7 @@ import random
 from sim.tb.pub_cases import ctl, register_values, Case
 from ubgen.arch import load_arch
 from ubgen.dpbuf import DPBuffer
-from tests.gateware import run_testbench
+from tests.gateware import bus_read, bus_writes, flat_bus, run_testbench
 
 PRM = load_arch("pub_small").dpbuf     # 32 words
 
@@ -27,15 +27,9 @@ def simulate(case, *, stall=0.0, chain_in=None, tile_id=None):
     got = []
 
     async def bench(ctx):
+        await bus_writes(ctx, flat_bus(dut), writes)
         for addr, value in writes:
-            ctx.set(dut.cfg_addr, addr)
-            ctx.set(dut.cfg_wdata, value)
-            ctx.set(dut.cfg_we, 1)
-            await ctx.tick()
-        ctx.set(dut.cfg_we, 0)
-        for addr, value in writes:
-            ctx.set(dut.cfg_addr, addr)
-            assert ctx.get(dut.cfg_rdata) == value
+            assert bus_read(ctx, flat_bus(dut), addr) == value
         ctx.set(dut.run, 1)
         c = 0
         while c < case.horizon:

@@ -1,4 +1,4 @@
-"""FPGA flow (ubgen/fpga.py): log parsing on real tool output, the wrapper, error handling, and
+"""FPGA flow (ubgen/fpga/): log parsing on real tool output, the wrapper, error handling, and
 the no-multiplier property of the controllers (thesis §6.1.2: one adder per AG, no multipliers).
 
 The logs under tests/data/fpga/ were captured from real runs of the flow (yowasp-nextpnr 0.11.1,
@@ -16,8 +16,9 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ubgen import fpga
-from ubgen.arch import ControllerParams, ROOT
-from ubgen.controller import Controller, ControllerLayout
+from ubgen.arch import WORD_WIDTH, ControllerParams, ROOT
+from ubgen.controller import ControllerLayout
+from ubgen.controller_rtl import Controller
 from tests.gateware import run_testbench
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "fpga"
@@ -177,7 +178,7 @@ def test_wrapper_pins_and_scan_chain():
 # --- controllers have no multipliers -------------------------------------------------------
 
 def test_controller_synthesizes_without_multipliers(tmp_path):
-    """Thesis §6.1.2 / DESIGN §4: the AG/SG recurrence uses adders only. Yosys's coarse netlist
+    """Thesis §6.1.2 / docs/design.md §4: the AG/SG recurrence uses adders only. Yosys's coarse netlist
     of a full-size controller (6 dims, two AGs) has $add/$sub cells and no $mul/$macc/$div."""
     layout = ControllerLayout("c", {"a": 13, "b": 3}, ControllerParams())
     (tmp_path / "ctl.v").write_text(verilog.convert(Controller(layout), name="ctl"))
@@ -235,7 +236,7 @@ def test_tile_designs_are_the_array_tiles(design, kind):
     # independent count from the arch file: 4 sides x tracks x (16 + 1) bits each way, the
     # config bus (16-bit address, 32-bit wdata, we; 32-bit rdata), run, stall, MEM error flag
     tracks = arch.raw["array"]["tracks"]
-    track_bits = 4 * tracks * (arch.raw["word"]["width"] + 1)
+    track_bits = 4 * tracks * (WORD_WIDTH + 1)
     n_in, n_out = track_bits + 16 + 32 + 1 + 2, track_bits + 32 + (kind == "mem")
     assert _input_output_bits(tile) == (n_in, n_out)
     assert (w.n_pin_in, w.n_pin_out) == (2 + 2 * 16 + 2, 2 * 16 + 2)

@@ -3,17 +3,13 @@ import random
 
 from ubgen.arch import GLBParams
 from ubgen.glb.global_buffer import GlobalBuffer
-from tests.gateware import run_testbench
+from tests.gateware import bus_write, run_testbench
 
 GLB = GLBParams(banks=2, bank_words=16)
 
 
 async def host_write(ctx, dut, word, value):
-    ctx.set(dut.host.addr, word)
-    ctx.set(dut.host.wdata, value)
-    ctx.set(dut.host.we, 1)
-    await ctx.tick()
-    ctx.set(dut.host.we, 0)
+    await bus_write(ctx, dut.host, word, value)
 
 
 async def host_read(ctx, dut, word):

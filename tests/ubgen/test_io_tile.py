@@ -1,5 +1,5 @@
 """IO core with the real global buffer: glb2f and f2glb streams against the affine reference
-(``ubgen.controller.iterate``), with stalls (DESIGN §4, §5.3)."""
+(``ubgen.controller.iterate``), with stalls (docs/design.md §4, §5.3)."""
 import random
 from dataclasses import replace
 
@@ -11,7 +11,7 @@ from ubgen.arch import load_arch, GLBParams
 from ubgen.controller import AffineMap, ControllerConfig, encode_controller, iterate
 from ubgen.glb.global_buffer import GlobalBuffer
 from ubgen.io.io_tile import IOCore, GLB2F_LATENCY, F2GLB_LATENCY
-from tests.gateware import run_testbench
+from tests.gateware import bus_writes, configure, increasing_strides, run_testbench
 
 ARCH = replace(load_arch("cgra_4x4"), glb=GLBParams(banks=1, bank_words=64))
 AW = 6
@@ -41,11 +41,7 @@ def fabric_value(cycle):
 def streams(draw):
     dims = draw(st.integers(1, 3))
     extents = [draw(st.integers(1, 4)) for _ in range(dims)]
-    strides, span = [], 0
-    for e in extents:
-        s = span + draw(st.integers(1, 3))
-        strides.append(s)
-        span += s * (e - 1)
+    strides = increasing_strides(draw, extents, st.integers(1, 3))
     addr = AffineMap(draw(st.integers(0, 63)), tuple(draw(st.integers(-9, 9))
                                                      for _ in range(dims)))
     return ControllerConfig(tuple(extents), AffineMap(draw(st.integers(0, 6)), tuple(strides)),
@@ -64,18 +60,8 @@ def simulate(glb2f: ControllerConfig, f2glb: ControllerConfig, stall_seed: int, 
     seen, final = [], []
 
     async def bench(ctx):
-        for w, v in enumerate(init):
-            ctx.set(glb.host.addr, w)
-            ctx.set(glb.host.wdata, v)
-            ctx.set(glb.host.we, 1)
-            await ctx.tick()
-        ctx.set(glb.host.we, 0)
-        for off, v in io.regmap.writes(regs):
-            ctx.set(io.cfg.addr, off)
-            ctx.set(io.cfg.wdata, v)
-            ctx.set(io.cfg.we, 1)
-            await ctx.tick()
-        ctx.set(io.cfg.we, 0)
+        await bus_writes(ctx, glb.host, enumerate(init))
+        await configure(ctx, io.cfg, io.regmap, regs)
         ctx.set(io.run, 1)
         cycle = 0
         while cycle <= last + 2:

@@ -13,7 +13,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-from tests.gateware import run_testbench
+from tests.gateware import bus_write, flat_bus, reg_offset, run_testbench
 from tests.ubgen.test_io_tile import streams as io_streams
 from ubgen.arch import MemParams, PUBParams
 from ubgen.controller import AffineMap, ControllerConfig, encode_controller, iterate
@@ -257,11 +257,7 @@ def test_disabled_and_restart_and_error_clear():
     rm = rf_regmap(PARAMS, MEM)
 
     async def write(ctx, name, value):
-        ctx.set(rf.cfg_addr, rm[name].offset)
-        ctx.set(rf.cfg_wdata, value)
-        ctx.set(rf.cfg_we, 1)
-        await ctx.tick()
-        ctx.set(rf.cfg_we, 0)
+        await bus_write(ctx, flat_bus(rf), reg_offset(rm, name), value)
 
     async def run(ctx, cycles):
         seen = [dict() for _ in READS]

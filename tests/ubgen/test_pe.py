@@ -1,33 +1,25 @@
-"""PE core against the plain-Python reference ``pe_reference`` (DESIGN §5.2).
+"""PE core against the plain-Python reference ``pe_reference`` (docs/design.md §5.2).
 
 Every vector is applied through the real configuration path: op, constants and constant enables
 are written on the PE's config bus; the other inputs are driven on the routed ports.
 """
 from hypothesis import given, settings, strategies as st, HealthCheck, Phase
 
-from ubgen.pe import Op, PE, pe_reference, counter_next
-from ubgen.pe.pe import DATA_INPUTS, BIT_INPUTS
+from ubgen.pe import PEOp, PE, pe_reference, counter_next
+from ubgen.pe.spec import DATA_INPUTS, BIT_INPUTS
+from tests import gateware as gw
 from tests.gateware import run_testbench
 
 WORDS = st.one_of(st.integers(0, 0xFFFF),
                   st.sampled_from([0, 1, 2, 15, 16, 0x7FFF, 0x8000, 0x8001, 0xFFFF]))
 
 
-async def cfg_write(ctx, dut, offset, value):
-    ctx.set(dut.cfg.addr, offset)
-    ctx.set(dut.cfg.wdata, value)
-    ctx.set(dut.cfg.we, 1)
-    await ctx.tick()
-    ctx.set(dut.cfg.we, 0)
-
-
 async def configure(ctx, dut, values: dict[str, int]):
-    for offset, value in dut.regmap.writes(values):
-        await cfg_write(ctx, dut, offset, value)
+    await gw.configure(ctx, dut.cfg, dut.regmap, values)
 
 
 @st.composite
-def vectors(draw, ops=tuple(op for op in Op if not op.stateful)):
+def vectors(draw, ops=tuple(op for op in PEOp if not op.stateful)):
     return dict(op=draw(st.sampled_from(ops)), words=[draw(WORDS) for _ in range(3)],
                 bits=[draw(st.integers(0, 1)) for _ in range(3)], lut=draw(st.integers(0, 255)),
                 const_mask=draw(st.integers(0, 63)), out_reg=draw(st.integers(0, 1)))
@@ -78,7 +70,7 @@ def test_pe_every_op_edge_values():
     """Every combinational op on a grid of corner values (each op appears at least 16 times)."""
     corners = [0, 1, 0x7FFF, 0x8000, 0xFFFF, 17]
     vecs = []
-    for op in Op:
+    for op in PEOp:
         if op.stateful:
             continue
         for i, a in enumerate(corners):
@@ -93,7 +85,7 @@ def test_pe_output_register_freezes_on_stall():
     dut = PE()
 
     async def bench(ctx):
-        await configure(ctx, dut, {"op": int(Op.ADD), "out_reg": 1})
+        await configure(ctx, dut, {"op": int(PEOp.ADD), "out_reg": 1})
         ctx.set(dut.in_data0, 5)
         ctx.set(dut.in_data1, 7)
         await ctx.tick()
@@ -127,14 +119,14 @@ def test_pe_counter(modulus, steps, out_reg):
     dut = PE()
 
     async def bench(ctx):
-        await configure(ctx, dut, {"op": int(Op.COUNTER), "out_reg": out_reg,
+        await configure(ctx, dut, {"op": int(PEOp.COUNTER), "out_reg": out_reg,
                                    "data0_const_en": 1, "data0_const": modulus})
         count, prev = 0, None
         for run, stall, bit0 in steps:
             ctx.set(dut.run, run)
             ctx.set(dut.stall, stall)
             ctx.set(dut.in_bit0, bit0)
-            now = pe_reference(Op.COUNTER, modulus, 0, 0, (bit0, 0, 0), count=count)
+            now = pe_reference(PEOp.COUNTER, modulus, 0, 0, (bit0, 0, 0), count=count)
             got = (ctx.get(dut.out_res), ctx.get(dut.out_res_p))
             if not out_reg:
                 assert got == now
@@ -159,11 +151,11 @@ def test_counter_reference_counts_modulo():
     """The reference itself: 0..a-1 then wrap, res_p on the last value."""
     count, seen = 0, []
     for _ in range(7):
-        seen.append(pe_reference(Op.COUNTER, 3, 0, 0, (1, 0, 0), count=count))
+        seen.append(pe_reference(PEOp.COUNTER, 3, 0, 0, (1, 0, 0), count=count))
         count = counter_next(count, 3, (1, 0, 0))
     assert seen == [(0, 0), (1, 0), (2, 1), (0, 0), (1, 0), (2, 1), (0, 0)]
     assert counter_next(0xFFFF, 0, (1, 0, 0)) == 0
-    assert pe_reference(Op.COUNTER, 0, 0, 0, (1, 0, 0), count=0xFFFF)[1] == 1
+    assert pe_reference(PEOp.COUNTER, 0, 0, 0, (1, 0, 0), count=0xFFFF)[1] == 1
 
 
 def test_regmap_readback():

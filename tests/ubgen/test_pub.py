@@ -8,7 +8,7 @@ import pytest
 from amaranth.back import verilog
 
 from ubgen.arch import load_arch
-from ubgen.controller import Controller
+from ubgen.controller_rtl import Controller
 from ubgen.dpbuf import DPBuffer, dpbuf_layouts
 from ubgen.pub import PhysicalUnifiedBuffer, pub_layouts, pub_regmap
 

@@ -79,9 +79,9 @@ def test_fpga_bad_target_is_one_line_error(capsys):
 
 
 def test_fpga_calls_run_fpga_flow(monkeypatch):
-    import ubgen.fpga
+    import ubgen.fpga.cli
     calls = []
-    monkeypatch.setattr(ubgen.fpga, "run_fpga_flow", lambda target, design, arch, out, **kw:
+    monkeypatch.setattr(ubgen.fpga.cli, "run_fpga_flow", lambda target, design, arch, out, **kw:
                         calls.append((target, design, arch, out)) or {"luts": 1})
     assert cli.main(["fpga", "--target", "ecp5", "--design", "dpbuf", "--arch", "pub"]) == 0
     assert calls == [("ecp5", "dpbuf", "pub", None)]

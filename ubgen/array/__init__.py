@@ -1,14 +1,15 @@
 """The CGRA array: tiles, interconnect wiring, routing graph and register-map exports
-(DESIGN §5.3)."""
+(docs/design.md §5.3).
+
+Importing the package does not import Amaranth: the layout, register maps and routing graph are
+data (:mod:`.layout`, :mod:`.tilespec`, :mod:`.graph`); :func:`write_verilog` loads the RTL."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from amaranth.back import verilog
-
 from ..arch import Arch, load_arch
 from .layout import KINDS, ArrayLayout
-from .tile import PackedTile, Tile, edge_suffix
+from .tilespec import edge_suffix
 
 ARRAY_MODULE = "cgra_array"
 
@@ -25,7 +26,9 @@ def write_verilog(arch: Arch | str, out_dir: str | Path, cores=None) -> list[Pat
     Files are written to a temporary name first, so a failure leaves no partial output; a file
     whose content did not change is left untouched (incremental Verilator builds).
     """
+    from amaranth.back import verilog
     from .cgra import CGRA
+    from .tile import PackedTile
     arch = load_arch(arch) if isinstance(arch, (str, Path)) else arch
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

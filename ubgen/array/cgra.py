@@ -1,4 +1,4 @@
-"""The CGRA array (DESIGN §5.3, paper Fig. 11, thesis §7.1 Fig. 7.1).
+"""The CGRA array (docs/design.md §5.3, paper Fig. 11, thesis §7.1 Fig. 7.1).
 
 ``CGRA(arch)``: IO tiles on row 0 (north edge), PE tiles, MEM tiles in MEM columns, every tile
 with a connection box per core input and a switch box per network. Neighbouring tiles are

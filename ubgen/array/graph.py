@@ -1,4 +1,4 @@
-"""Routing-resource graph and full register map of the array (DESIGN §5.3: place & route works
+"""Routing-resource graph and full register map of the array (docs/design.md §5.3: place & route works
 only on this graph; it is built from the same spec objects that build the RTL).
 
 Nodes (string ids, attributes ``kind``, ``tile``, ``row``, ``col``, ``width`` and where it
@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 import networkx as nx
 
 from ..arch import Arch, load_arch
-from ..interconnect.switch_box import OPPOSITE, SIDES
+from ..interconnect.spec import OPPOSITE, SIDES
 from .layout import ArrayLayout
-from .tile import TILE_ADDR_WIDTH
+from .tilespec import TILE_ADDR_WIDTH
 
 
 def sb_node(tile_id: int, width: int, what: str, side: str, track: int) -> str:
@@ -163,6 +164,25 @@ def route_writes(g: nx.DiGraph, path: list[str]) -> dict[tuple[int, str], int]:
             raise ValueError(f"route needs {key} = {values[key]} and {e['sel']}")
         values[key] = e["sel"]
     return values
+
+
+def register_writes(layout: ArrayLayout, values: dict[tuple[int, str], int],
+                    address: Callable[[int, int], int] | None = None) -> list[tuple[int, int]]:
+    """Bus writes ``(address, value)`` of named tile registers ``{(tile_id, name): value}``, each
+    value checked against its register's width. ``address(tile_id, offset)`` places a tile
+    register on the bus: by default the array's configuration bus (:func:`global_address`);
+    ``ubgen.top.cgra_top.tile_address`` for the AXI4-Lite top."""
+    address = address or global_address
+    kinds = {p.tile_id: p.kind for p in layout.positions()}
+    return [(address(tid, off), v) for (tid, name), value in values.items()
+            for off, v in layout.specs[kinds[tid]].regmap.writes({name: value})]
+
+
+def route_bus_writes(layout: ArrayLayout, g: nx.DiGraph, path: list[str],
+                     address: Callable[[int, int], int] | None = None) -> list[tuple[int, int]]:
+    """The bus writes that realize ``path``: :func:`route_writes`, then
+    :func:`register_writes`."""
+    return register_writes(layout, route_writes(g, path), address)
 
 
 def path_latency(g: nx.DiGraph, path: list[str]) -> int:

@@ -1,4 +1,4 @@
-"""Where the tiles of the array are and what they are (DESIGN §5.3, paper Fig. 11).
+"""Where the tiles of the array are and what they are (docs/design.md §5.3, paper Fig. 11).
 
 Row 0 is the IO row on the north edge; rows ``1 .. rows`` hold PE and MEM tiles, column ``c``
 being a MEM column when ``c % mem_period == mem_period - 1``. ``tile_id = row * columns + col``.
@@ -8,10 +8,12 @@ Shared by the RTL (:mod:`ubgen.array.cgra`), the register map and the routing gr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 from ..arch import Arch
-from .tile import TileSpec
+from ..regmap import RegisterMap
+from .tilespec import TileSpec
 
 KINDS = ("io", "pe", "mem")
 STEP = {"N": (-1, 0), "S": (1, 0), "E": (0, 1), "W": (0, -1)}
@@ -23,6 +25,25 @@ def default_cores() -> dict[str, Callable[[Arch], object]]:
     from ..pe.pe import PE
     from ..mem.mem_tile import MemCore
     return {"io": IOCore, "pe": PE, "mem": MemCore}
+
+
+@dataclass(frozen=True)
+class CoreSpec:
+    """A tile core as data: its routed ``PORTS`` and its ``regmap`` (what :class:`TileSpec`
+    reads of a core), without building the Amaranth component."""
+    PORTS: dict
+    regmap: RegisterMap
+
+
+def core_specs(arch: Arch) -> dict[str, CoreSpec]:
+    """The real cores' ports and register maps from ubgen's Amaranth-free exports; the same
+    objects the cores of :func:`default_cores` are built with."""
+    from ..io.spec import IO_PORTS, io_regmap
+    from ..mem.spec import mem_ports, mem_regmap
+    from ..pe.spec import PE_PORTS, pe_regmap
+    return {"io": CoreSpec(IO_PORTS, io_regmap(arch)),
+            "pe": CoreSpec(PE_PORTS, pe_regmap(arch.array.pe_output_register)),
+            "mem": CoreSpec(mem_ports(arch.pub), mem_regmap(arch.pub, arch.mem))}
 
 
 @dataclass(frozen=True)
@@ -43,15 +64,28 @@ class ArrayLayout:
         if self.rows * self.columns > 1 << 16:
             raise ValueError(f"{arch.name}: {self.rows * self.columns} tiles exceed the 16-bit "
                              f"tile id of the config address")
-        self.cores = dict(cores or default_cores())
-        missing = [k for k in KINDS if k not in self.cores]
-        if missing:
-            raise ValueError(f"no core given for tile kind(s) {', '.join(missing)}")
-        # one prototype core per kind describes the kind's ports and registers
-        self.prototypes = {k: self.cores[k](arch) for k in KINDS}
-        for core in self.prototypes.values():
-            core._MustUse__silence = True          # descriptions only, never elaborated
-        self.specs = {k: TileSpec.for_core(k, self.prototypes[k], arch) for k in KINDS}
+        self._cores = dict(cores) if cores is not None else None
+        if self._cores is not None:
+            missing = [k for k in KINDS if k not in self._cores]
+            if missing:
+                raise ValueError(f"no core given for tile kind(s) {', '.join(missing)}")
+            described = self.prototypes
+        else:
+            described = core_specs(arch)          # no Amaranth needed for the real cores
+        self.specs = {k: TileSpec.for_core(k, described[k], arch) for k in KINDS}
+
+    @property
+    def cores(self) -> dict[str, Callable[[Arch], object]]:
+        """The core factories per kind (the given ones, else :func:`default_cores`)."""
+        return self._cores if self._cores is not None else default_cores()
+
+    @cached_property
+    def prototypes(self) -> dict[str, object]:
+        """One Amaranth core per kind (descriptions only, never elaborated)."""
+        protos = {k: self.cores[k](self.arch) for k in KINDS}
+        for core in protos.values():
+            core._MustUse__silence = True
+        return protos
 
     def kind(self, row: int, col: int) -> str:
         if row == 0:

@@ -1,5 +1,5 @@
 """A CGRA tile: core + connection boxes + switch boxes + the tile's configuration decoder
-(DESIGN §5.3, paper Fig. 11, thesis §7.1 Fig. 7.2).
+(docs/design.md §5.3, paper Fig. 11, thesis §7.1 Fig. 7.2).
 
 A tile has one switch box per network (the word-wide data network and the 1-bit network),
 one connection box per routed core input (``in_<port>``), and its core (PE, MEM or IO). Core
@@ -15,106 +15,15 @@ Tile ports (``<w>`` = network width, ``<s>`` = side N/E/S/W, ``<t>`` = track):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
-
 from amaranth.hdl import Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import ConfigRegisters, config_bus_signature
-from ..regmap import Register, RegisterMap
-from ..interconnect import SIDES, SwitchBoxSpec, SwitchBox, ConnectionBoxSpec, ConnectionBox
-from ..interconnect.switch_box import check_edges
-
-TILE_ADDR_WIDTH = 16     # tile-local register offset bits of the global config address
-
-
-@dataclass(frozen=True)
-class TileSpec:
-    """Everything the RTL, the register map and the routing graph need to know of a tile kind."""
-    kind: str                                   # "io" | "pe" | "mem"
-    ports: dict                                 # the core's PORTS: name -> (direction, width)
-    core_regmap: RegisterMap = field(compare=False)
-    tracks: int = 5
-    topology: str = "wilton"
-    pipeline: bool = True
-    word_width: int = 16
-
-    @classmethod
-    def for_core(cls, kind: str, core, arch) -> "TileSpec":
-        a = arch.array
-        spec = cls(kind=kind, ports=dict(core.PORTS), core_regmap=core.regmap,
-                   tracks=a.tracks, topology=a.switch_box, pipeline=a.pipeline_registers,
-                   word_width=arch.pub.word_width)
-        for name, (direction, width) in spec.ports.items():
-            if direction not in ("in", "out"):
-                raise ValueError(f"{kind} core port {name}: direction must be in/out")
-            if width not in spec.widths:
-                raise ValueError(f"{kind} core port {name}: width {width} is not a network "
-                                 f"width {spec.widths}")
-        return spec
-
-    @property
-    def widths(self) -> tuple[int, int]:
-        return (self.word_width, 1)
-
-    def inputs(self, width: int | None = None) -> list[str]:
-        return [p for p, (d, w) in self.ports.items() if d == "in" and width in (None, w)]
-
-    def outputs(self, width: int | None = None) -> list[str]:
-        return [p for p, (d, w) in self.ports.items() if d == "out" and width in (None, w)]
-
-    @cached_property
-    def sbs(self) -> dict[int, SwitchBoxSpec]:
-        return {w: SwitchBoxSpec(width=w, tracks=self.tracks, topology=self.topology,
-                                 core_outputs=tuple(self.outputs(w)), pipeline=self.pipeline)
-                for w in self.widths}
-
-    @cached_property
-    def cbs(self) -> dict[str, ConnectionBoxSpec]:
-        return {p: ConnectionBoxSpec(port=p, width=self.ports[p][1], tracks=self.tracks)
-                for p in self.inputs()}
-
-    @cached_property
-    def core_span(self) -> int:
-        """Offsets taken by the core (registers and windows); the interconnect follows."""
-        rm = self.core_regmap
-        return max([0] + [r.offset + 1 for r in rm.registers]
-                   + [w.offset + w.size for w in rm.windows])
-
-    @cached_property
-    def interconnect_regmap(self) -> RegisterMap:
-        rm = RegisterMap(f"{self.kind}_interconnect")
-        for w in self.widths:
-            for reg in self.sbs[w].registers():
-                rm.add(*reg)
-        for cb in self.cbs.values():
-            for reg in cb.registers():
-                rm.add(*reg)
-        return rm
-
-    @cached_property
-    def regmap(self) -> RegisterMap:
-        """The tile's register map: the core's, then the interconnect's at ``core_span``."""
-        rm = RegisterMap(f"{self.kind}_tile")
-        rm.registers = list(self.core_regmap.registers) + [
-            Register(r.name, r.width, r.offset + self.core_span, r.reset, r.doc)
-            for r in self.interconnect_regmap.registers]
-        rm.windows = list(self.core_regmap.windows)
-        names = [r.name for r in rm.registers]
-        if len(set(names)) != len(names):
-            raise ValueError(f"{self.kind} tile: a core register name clashes with an "
-                             f"interconnect register")
-        if self.core_span + len(self.interconnect_regmap.registers) > 1 << TILE_ADDR_WIDTH:
-            raise ValueError(f"{self.kind} tile: register map exceeds {TILE_ADDR_WIDTH} bits")
-        return rm
-
-
-def track_port(width: int, direction: str, side: str, track: int) -> str:
-    """Name of a tile track port, e.g. ``sb16_in_N_0``."""
-    return f"sb{width}_{direction}_{side}_{track}"
-
+from ..interconnect.connection_box import ConnectionBox
+from ..interconnect.spec import SIDES, check_edges
+from ..interconnect.switch_box import SwitchBox
+from .tilespec import TILE_ADDR_WIDTH, TileSpec, edge_suffix, track_port
 
 def tile_signature_members(spec: TileSpec, core) -> dict:
     members = {"cfg": In(config_bus_signature(TILE_ADDR_WIDTH)), "run": In(1), "stall": In(1)}
@@ -199,13 +108,6 @@ class Tile(wiring.Component):
                     m.d.comb += getattr(cb, f"in_{s}_{t}").eq(
                         getattr(self, track_port(w, "in", s, t)))
         return m
-
-
-def edge_suffix(edges) -> str:
-    """The module-name suffix of a tile built for ``edges`` (:class:`Tile`): ``""`` for none,
-    else ``_`` and the sides in N, S, E, W order, lower case (``_n``, ``_nw``, ``_se``)."""
-    edges = check_edges(edges)
-    return "".join(["_"] + [s.lower() for s in "NSEW" if s in edges]) if edges else ""
 
 
 def packed_tracks(spec: TileSpec) -> list[tuple[str, int]]:

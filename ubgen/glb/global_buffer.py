@@ -23,25 +23,15 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..arch import GLBParams
+from .spec import GLB_READ_LATENCY, WORD_WIDTH, bank_addr_width, host_addr_width
 
 __all__ = ["GlobalBuffer", "glb_port_signature", "GLB_READ_LATENCY", "WORD_WIDTH"]
-
-GLB_READ_LATENCY = 1
-WORD_WIDTH = 16
 
 
 def glb_port_signature(addr_width: int) -> wiring.Signature:
     """A GLB access port as seen from its user (IO tile or host): read latency 1."""
     return wiring.Signature({"addr": Out(addr_width), "wdata": Out(WORD_WIDTH), "we": Out(1),
                              "re": Out(1), "rdata": In(WORD_WIDTH)})
-
-
-def bank_addr_width(glb: GLBParams) -> int:
-    return max(1, (glb.bank_words - 1).bit_length())
-
-
-def host_addr_width(glb: GLBParams) -> int:
-    return max(1, (glb.banks * glb.bank_words - 1).bit_length())
 
 
 class GlobalBuffer(wiring.Component):

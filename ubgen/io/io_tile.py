@@ -1,7 +1,7 @@
-"""The IO core (DESIGN §5.3, thesis §7.1 Fig. 7.1): streams between the global buffer and the
-array, on the north edge, driven by its own controllers (DESIGN §4).
+"""The IO core (docs/design.md §5.3, thesis §7.1 Fig. 7.1): streams between the global buffer and the
+array, on the north edge, driven by its own controllers (docs/design.md §4).
 
-Two streams, each one :class:`~ubgen.controller.Controller` with one address generator
+Two streams, each one :class:`~ubgen.controller_rtl.Controller` with one address generator
 ``addr`` (a word offset in the IO tile's GLB bank, ``log2(bank_words)`` bits):
 
 * ``glb2f`` (GLB to fabric): a fire at unstalled cycle *t* reads the GLB at its address; the word
@@ -27,37 +27,17 @@ from amaranth.lib.wiring import Out
 from ..arch import Arch
 from ..config import ConfigRegisters
 from ..core import CFG_ADDR_WIDTH, core_members
-from ..controller import ControllerLayout
 from ..glb.global_buffer import bank_addr_width, glb_port_signature
 from ..pub.control import CycleCounter, add_controllers
 from ..regmap import RegisterMap
+from .spec import F2GLB_LATENCY, GLB2F_LATENCY, IO_PORTS, io_layouts, io_regmap
 
 __all__ = ["IOCore", "io_layouts", "GLB2F_LATENCY", "F2GLB_LATENCY"]
-
-GLB2F_LATENCY = 1
-F2GLB_LATENCY = 0
-
-
-def io_layouts(arch: Arch) -> dict[str, ControllerLayout]:
-    """The IO core's two controllers (for :func:`~ubgen.controller.encode_controller`)."""
-    aw = bank_addr_width(arch.glb)
-    p = arch.pub.controller
-    return {n: ControllerLayout(n, {"addr": aw}, p) for n in ("glb2f", "f2glb")}
-
-
-def io_regmap(arch: Arch) -> RegisterMap:
-    rm = RegisterMap("io")
-    for layout in io_layouts(arch).values():
-        layout.add_registers(rm)
-    rm.add("f2glb_bit", 1, doc="1: f2glb writes in_f2io_1 (zero-extended); 0: in_f2io_16")
-    return rm
-
 
 class IOCore(wiring.Component):
     """One IO core: ``glb2f`` and ``f2glb`` controllers, a cycle counter and a GLB port."""
 
-    PORTS = {"io2f_16": ("out", 16), "io2f_1": ("out", 1),
-             "f2io_16": ("in", 16), "f2io_1": ("in", 1)}
+    PORTS = IO_PORTS
 
     def __init__(self, arch: Arch, cfg_addr_width: int = CFG_ADDR_WIDTH):
         self.arch = arch

@@ -1,4 +1,4 @@
-"""MEM tile core (DESIGN §5.1/§5.3, thesis §6.1.3 Fig. 6.4, paper Fig. 11): the
+"""MEM tile core (docs/design.md §5.1/§5.3, thesis §6.1.3 Fig. 6.4, paper Fig. 11): the
 :class:`~ubgen.pub.pub.PhysicalUnifiedBuffer` behind the tile core contract.
 
 Routed ports (``PORTS``; ``p`` < input ports, ``q`` < output ports of ``arch.pub``):
@@ -15,7 +15,7 @@ chain ports are unused); with ``rf_en`` = 0 (the reset value) they are the PUB's
 without the register file. ``error`` is the PUB's flag ORed with the register file's.
 
 The core's register map (:func:`ubgen.mem.spec.mem_regmap`) is the PUB's
-(:func:`ubgen.pub.pub.pub_regmap`, its ``sram`` window included) followed by the register
+(:func:`ubgen.pub.spec.pub_regmap`, its ``sram`` window included) followed by the register
 file's at :func:`~ubgen.mem.spec.rf_base`; the core decodes that range and passes every other
 address to the PUB. ``cfg.rdata`` is combinational. Timing is the PUB's: every controller
 counts the tile's own unstalled cycles (the PUB's ``cycle_count``; ``run``/``stall`` are the
@@ -31,17 +31,7 @@ from ..arch import Arch, MemParams, PUBParams
 from ..config import config_bus_signature
 from ..pub.pub import PhysicalUnifiedBuffer
 from .register_file import MemRegisterFile
-from .spec import mem_regmap, rf_base
-
-
-def mem_ports(params: PUBParams) -> dict[str, tuple[str, int]]:
-    w = params.word_width
-    ports = {f"data_in{p}": ("in", w) for p in range(params.input_ports)}
-    ports.update({f"chain_in{q}": ("in", w) for q in range(params.output_ports)})
-    ports.update({f"chain_valid_in{q}": ("in", 1) for q in range(params.output_ports)})
-    ports.update({f"data_out{q}": ("out", w) for q in range(params.output_ports)})
-    ports.update({f"valid_out{q}": ("out", 1) for q in range(params.output_ports)})
-    return ports
+from .spec import mem_ports, mem_regmap, rf_base
 
 
 class MemCore(wiring.Component):

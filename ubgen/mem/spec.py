@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from ..arch import Arch, MemParams, PUBParams
 from ..controller import ControllerLayout
-from ..pub.pub import PUB_STATUS, pub_regmap
+from ..pub.spec import PUB_STATUS, pub_regmap
 from ..regmap import Register, RegisterMap
 
 __all__ = ["RF_ENABLE", "RF_STATUS", "MEM_STATUS", "rf_layouts", "rf_regmap", "rf_base",
-           "rf_registers", "mem_regmap"]
+           "rf_registers", "mem_regmap", "mem_ports"]
 
 RF_ENABLE = "rf_en"
 RF_STATUS = ("rf_error",)
@@ -81,7 +81,7 @@ def rf_registers(params: PUBParams, mem: MemParams = MemParams()) -> list[Regist
 def mem_regmap(arch: Arch | PUBParams, mem: MemParams | None = None) -> RegisterMap:
     """The MEM core's configuration space for ``arch`` (or a :class:`PUBParams` and a
     :class:`MemParams`): the PUB's registers and ``sram`` window
-    (:func:`ubgen.pub.pub.pub_regmap`, unchanged), then the register file's."""
+    (:func:`ubgen.pub.spec.pub_regmap`, unchanged), then the register file's."""
     params = arch.pub if isinstance(arch, Arch) else arch
     mem = mem or (arch.mem if isinstance(arch, Arch) else MemParams())
     pub = pub_regmap(params)
@@ -90,3 +90,14 @@ def mem_regmap(arch: Arch | PUBParams, mem: MemParams | None = None) -> Register
     if len(set(names)) != len(names):
         raise ValueError("mem: a register-file register name clashes with a PUB register")
     return rm
+
+
+def mem_ports(params: PUBParams) -> dict[str, tuple[str, int]]:
+    """The MEM core's routed ports: name -> (direction, width) (:mod:`ubgen.mem.mem_tile`)."""
+    w = params.word_width
+    ports = {f"data_in{p}": ("in", w) for p in range(params.input_ports)}
+    ports.update({f"chain_in{q}": ("in", w) for q in range(params.output_ports)})
+    ports.update({f"chain_valid_in{q}": ("in", 1) for q in range(params.output_ports)})
+    ports.update({f"data_out{q}": ("out", w) for q in range(params.output_ports)})
+    ports.update({f"valid_out{q}": ("out", 1) for q in range(params.output_ports)})
+    return ports

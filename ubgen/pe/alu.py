@@ -1,4 +1,4 @@
-"""The PE's combinational ALU (DESIGN §5.2): one :class:`~ubgen.pe.ops.Op` per application.
+"""The PE's combinational ALU (docs/design.md §5.2): one :class:`~ubgen.pe.ops.PEOp` per application.
 
 The op semantics are defined in :mod:`ubgen.pe.ops`; the COUNTER state lives in the PE
 (:class:`ubgen.pe.pe.PE`) and comes in on ``count``.
@@ -8,7 +8,7 @@ from amaranth.hdl import Module, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from .ops import Op, OP_WIDTH, WORD_BITS
+from .ops import PEOp, OP_WIDTH, WORD_BITS
 
 __all__ = ["ALU"]
 
@@ -28,27 +28,28 @@ class ALU(wiring.Component):
         m = Module()
         a, b, c = self.a, self.b, self.c
         sa, sb = a.as_signed(), b.as_signed()
-        sh = b[:4]
+        sh = b[:(WORD_BITS - 1).bit_length()]     # shift amounts mod the word width
         b0, b1 = self.bits[0], self.bits[1]
         res, p = self.res, self.res_p
 
         words = {
-            Op.ADD: a + b, Op.SUB: a - b, Op.MUL: a * b, Op.MAC: a * b + c,
-            Op.SHL: a << sh, Op.LSHR: a >> sh, Op.ASHR: sa >> sh,
-            Op.AND: a & b, Op.OR: a | b, Op.XOR: a ^ b,
-            Op.SMIN: Mux(sa < sb, a, b), Op.SMAX: Mux(sa > sb, a, b),
-            Op.UMIN: Mux(a < b, a, b), Op.UMAX: Mux(a > b, a, b),
-            Op.ABS: Mux(sa < 0, -sa, sa), Op.ABSDIFF: Mux(sa < sb, sb - sa, sa - sb),
-            Op.UABSDIFF: Mux(a < b, b - a, a - b), Op.SEL: Mux(b0, a, b),
+            PEOp.ADD: a + b, PEOp.SUB: a - b, PEOp.MUL: a * b, PEOp.MAC: a * b + c,
+            PEOp.SHL: a << sh, PEOp.LSHR: a >> sh, PEOp.ASHR: sa >> sh,
+            PEOp.AND: a & b, PEOp.OR: a | b, PEOp.XOR: a ^ b,
+            PEOp.SMIN: Mux(sa < sb, a, b), PEOp.SMAX: Mux(sa > sb, a, b),
+            PEOp.UMIN: Mux(a < b, a, b), PEOp.UMAX: Mux(a > b, a, b),
+            PEOp.ABS: Mux(sa < 0, -sa, sa), PEOp.ABSDIFF: Mux(sa < sb, sb - sa, sa - sb),
+            PEOp.UABSDIFF: Mux(a < b, b - a, a - b), PEOp.SEL: Mux(b0, a, b),
         }
         flags = {
-            Op.EQ: a == b, Op.NE: a != b, Op.SLT: sa < sb, Op.SLE: sa <= sb, Op.SGT: sa > sb,
-            Op.SGE: sa >= sb, Op.ULT: a < b, Op.ULE: a <= b, Op.UGT: a > b, Op.UGE: a >= b,
-            Op.BAND: b0 & b1, Op.BOR: b0 | b1, Op.BXOR: b0 ^ b1, Op.BNOT: ~b0,
-            Op.LUT3: self.lut.bit_select(self.bits, 1),
+            PEOp.EQ: a == b, PEOp.NE: a != b, PEOp.SLT: sa < sb, PEOp.SLE: sa <= sb,
+            PEOp.SGT: sa > sb, PEOp.SGE: sa >= sb, PEOp.ULT: a < b, PEOp.ULE: a <= b,
+            PEOp.UGT: a > b, PEOp.UGE: a >= b,
+            PEOp.BAND: b0 & b1, PEOp.BOR: b0 | b1, PEOp.BXOR: b0 ^ b1, PEOp.BNOT: ~b0,
+            PEOp.LUT3: self.lut.bit_select(self.bits, 1),
         }
         with m.Switch(self.op):
-            with m.Case(Op.PASS):
+            with m.Case(PEOp.PASS):
                 m.d.comb += [res.eq(a), p.eq(b0)]
             for op, value in words.items():
                 with m.Case(op):
@@ -56,7 +57,7 @@ class ALU(wiring.Component):
             for op, value in flags.items():
                 with m.Case(op):
                     m.d.comb += [p.eq(value), res.eq(value)]
-            with m.Case(Op.COUNTER):
+            with m.Case(PEOp.COUNTER):
                 m.d.comb += [res.eq(self.count),
                              p.eq(b0 & (self.count == (a - 1)[:WORD_BITS]))]
         return m

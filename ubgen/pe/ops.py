@@ -1,6 +1,6 @@
-"""The PE's operation set as data, and its plain-Python reference (DESIGN §5.2, thesis §7.1).
+"""The PE's operation set as data, and its plain-Python reference (docs/design.md §5.2, thesis §7.1).
 
-:class:`Op` is the single source of truth for the op encoding: the value of each member is what
+:class:`PEOp` is the single source of truth for the op encoding: the value of each member is what
 the PE's ``op`` configuration register holds, and the compiler's backend reads it from here.
 
 :func:`pe_reference` is an independent model written from the op definitions below with Python
@@ -28,13 +28,16 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Op", "WORD_BITS", "WORD_MASK", "pe_reference", "counter_next", "OP_WIDTH"]
+from ..arch import WORD_WIDTH
 
-WORD_BITS = 16
+__all__ = ["PEOp", "WORD_BITS", "WORD_MASK", "pe_reference", "counter_next", "OP_WIDTH"]
+
+WORD_BITS = WORD_WIDTH
 WORD_MASK = (1 << WORD_BITS) - 1
+_SHIFT_MASK = WORD_BITS - 1          # shift amounts are taken mod the word width
 
 
-class Op(enum.IntEnum):
+class PEOp(enum.IntEnum):
     """PE operations; the value is the ``op`` configuration register's encoding."""
     PASS = 0
     ADD = 1
@@ -73,19 +76,11 @@ class Op(enum.IntEnum):
     LUT3 = 34
 
     @property
-    def bit_result(self) -> bool:
-        """The op computes a 1-bit result (on ``res_p``; ``res`` is it zero-extended)."""
-        return self in _COMPARE or self in _BITLOGIC
-
-    @property
     def stateful(self) -> bool:
-        return self is Op.COUNTER
+        return self is PEOp.COUNTER
 
 
-OP_WIDTH = int(max(Op)).bit_length()
-
-_COMPARE = {Op.EQ, Op.NE, Op.SLT, Op.SLE, Op.SGT, Op.SGE, Op.ULT, Op.ULE, Op.UGT, Op.UGE}
-_BITLOGIC = {Op.BAND, Op.BOR, Op.BXOR, Op.BNOT, Op.LUT3}
+OP_WIDTH = int(max(PEOp)).bit_length()
 
 
 def _s(x: int) -> int:
@@ -93,45 +88,48 @@ def _s(x: int) -> int:
 
 
 _COMPARE_FNS = {
-    Op.EQ: lambda a, b: a == b, Op.NE: lambda a, b: a != b,
-    Op.SLT: lambda a, b: _s(a) < _s(b), Op.SLE: lambda a, b: _s(a) <= _s(b),
-    Op.SGT: lambda a, b: _s(a) > _s(b), Op.SGE: lambda a, b: _s(a) >= _s(b),
-    Op.ULT: lambda a, b: a < b, Op.ULE: lambda a, b: a <= b,
-    Op.UGT: lambda a, b: a > b, Op.UGE: lambda a, b: a >= b,
+    PEOp.EQ: lambda a, b: a == b, PEOp.NE: lambda a, b: a != b,
+    PEOp.SLT: lambda a, b: _s(a) < _s(b), PEOp.SLE: lambda a, b: _s(a) <= _s(b),
+    PEOp.SGT: lambda a, b: _s(a) > _s(b), PEOp.SGE: lambda a, b: _s(a) >= _s(b),
+    PEOp.ULT: lambda a, b: a < b, PEOp.ULE: lambda a, b: a <= b,
+    PEOp.UGT: lambda a, b: a > b, PEOp.UGE: lambda a, b: a >= b,
 }
 _BIT_FNS = {
-    Op.BAND: lambda b0, b1, b2, lut: b0 & b1, Op.BOR: lambda b0, b1, b2, lut: b0 | b1,
-    Op.BXOR: lambda b0, b1, b2, lut: b0 ^ b1, Op.BNOT: lambda b0, b1, b2, lut: 1 - b0,
-    Op.LUT3: lambda b0, b1, b2, lut: (lut >> (b0 | b1 << 1 | b2 << 2)) & 1,
+    PEOp.BAND: lambda b0, b1, b2, lut: b0 & b1, PEOp.BOR: lambda b0, b1, b2, lut: b0 | b1,
+    PEOp.BXOR: lambda b0, b1, b2, lut: b0 ^ b1, PEOp.BNOT: lambda b0, b1, b2, lut: 1 - b0,
+    PEOp.LUT3: lambda b0, b1, b2, lut: (lut >> (b0 | b1 << 1 | b2 << 2)) & 1,
 }
 _WORD_FNS = {
-    Op.PASS: lambda a, b, c, b0: a, Op.ADD: lambda a, b, c, b0: a + b,
-    Op.SUB: lambda a, b, c, b0: a - b, Op.MUL: lambda a, b, c, b0: a * b,
-    Op.MAC: lambda a, b, c, b0: a * b + c,
-    Op.SHL: lambda a, b, c, b0: a << (b & 15), Op.LSHR: lambda a, b, c, b0: a >> (b & 15),
-    Op.ASHR: lambda a, b, c, b0: _s(a) >> (b & 15),
-    Op.AND: lambda a, b, c, b0: a & b, Op.OR: lambda a, b, c, b0: a | b,
-    Op.XOR: lambda a, b, c, b0: a ^ b,
-    Op.SMIN: lambda a, b, c, b0: min(_s(a), _s(b)), Op.SMAX: lambda a, b, c, b0: max(_s(a), _s(b)),
-    Op.UMIN: lambda a, b, c, b0: min(a, b), Op.UMAX: lambda a, b, c, b0: max(a, b),
-    Op.ABS: lambda a, b, c, b0: abs(_s(a)), Op.ABSDIFF: lambda a, b, c, b0: abs(_s(a) - _s(b)),
-    Op.UABSDIFF: lambda a, b, c, b0: abs(a - b), Op.SEL: lambda a, b, c, b0: a if b0 else b,
+    PEOp.PASS: lambda a, b, c, b0: a, PEOp.ADD: lambda a, b, c, b0: a + b,
+    PEOp.SUB: lambda a, b, c, b0: a - b, PEOp.MUL: lambda a, b, c, b0: a * b,
+    PEOp.MAC: lambda a, b, c, b0: a * b + c,
+    PEOp.SHL: lambda a, b, c, b0: a << (b & _SHIFT_MASK),
+    PEOp.LSHR: lambda a, b, c, b0: a >> (b & _SHIFT_MASK),
+    PEOp.ASHR: lambda a, b, c, b0: _s(a) >> (b & _SHIFT_MASK),
+    PEOp.AND: lambda a, b, c, b0: a & b, PEOp.OR: lambda a, b, c, b0: a | b,
+    PEOp.XOR: lambda a, b, c, b0: a ^ b,
+    PEOp.SMIN: lambda a, b, c, b0: min(_s(a), _s(b)),
+    PEOp.SMAX: lambda a, b, c, b0: max(_s(a), _s(b)),
+    PEOp.UMIN: lambda a, b, c, b0: min(a, b), PEOp.UMAX: lambda a, b, c, b0: max(a, b),
+    PEOp.ABS: lambda a, b, c, b0: abs(_s(a)),
+    PEOp.ABSDIFF: lambda a, b, c, b0: abs(_s(a) - _s(b)),
+    PEOp.UABSDIFF: lambda a, b, c, b0: abs(a - b), PEOp.SEL: lambda a, b, c, b0: a if b0 else b,
 }
 
 
-def pe_reference(op: Op, a: int, b: int, c: int, bits: tuple[int, int, int] = (0, 0, 0), *,
+def pe_reference(op: PEOp, a: int, b: int, c: int, bits: tuple[int, int, int] = (0, 0, 0), *,
                  lut: int = 0, count: int = 0) -> tuple[int, int]:
     """``(res, res_p)`` of ``op`` on words ``a, b, c`` and ``bits`` (see the module docstring).
 
     For COUNTER, ``count`` is the counter's current state; :func:`counter_next` gives the next.
     """
-    if op.__class__ is not Op:
-        op = Op(op)
+    if op.__class__ is not PEOp:
+        op = PEOp(op)
     a, b, c = a & WORD_MASK, b & WORD_MASK, c & WORD_MASK
     b0, b1, b2 = bits[0] & 1, bits[1] & 1, bits[2] & 1
     fn = _WORD_FNS.get(op)
     if fn is not None:
-        return fn(a, b, c, b0) & WORD_MASK, b0 if op is Op.PASS else 0
+        return fn(a, b, c, b0) & WORD_MASK, b0 if op is PEOp.PASS else 0
     fn = _COMPARE_FNS.get(op)
     if fn is not None:
         p = int(fn(a, b))
@@ -147,7 +145,7 @@ def pe_reference(op: Op, a: int, b: int, c: int, bits: tuple[int, int, int] = (0
 
 def counter_next(count: int, a: int, bits: tuple[int, int, int]) -> int:
     """The COUNTER state after one unstalled running cycle."""
-    _, wrap = pe_reference(Op.COUNTER, a, 0, 0, bits, count=count)
+    _, wrap = pe_reference(PEOp.COUNTER, a, 0, 0, bits, count=count)
     if not bits[0] & 1:
         return count
     return 0 if wrap else (count + 1) & WORD_MASK

@@ -1,6 +1,6 @@
-"""The processing element core (DESIGN §5.2, thesis §7.1 / Fig. 7.2, paper Fig. 11).
+"""The processing element core (docs/design.md §5.2, thesis §7.1 / Fig. 7.2, paper Fig. 11).
 
-A 16-bit ALU (:class:`~ubgen.pe.alu.ALU`) configured with one :class:`~ubgen.pe.ops.Op` per
+A 16-bit ALU (:class:`~ubgen.pe.alu.ALU`) configured with one :class:`~ubgen.pe.ops.PEOp` per
 application. Every data input (``data0..2``) and bit input (``bit0..2``) is either routed (from
 its connection box) or a constant held in a configuration register. An optional output register
 (``out_reg`` = 1) gives the PE latency 1 instead of 0; the scheduler reads that latency from
@@ -21,29 +21,10 @@ from ..config import ConfigRegisters
 from ..core import CFG_ADDR_WIDTH, core_members
 from ..regmap import RegisterMap
 from .alu import ALU
-from .ops import Op, OP_WIDTH, WORD_BITS
+from .spec import BIT_INPUTS, PE_PORTS, pe_regmap
+from .ops import PEOp, WORD_BITS
 
 __all__ = ["PE", "pe_regmap", "CFG_ADDR_WIDTH"]
-
-DATA_INPUTS = ("data0", "data1", "data2")
-BIT_INPUTS = ("bit0", "bit1", "bit2")
-
-
-def pe_regmap(output_register: bool = True) -> RegisterMap:
-    """The PE core's configuration registers."""
-    rm = RegisterMap("pe")
-    rm.add("op", OP_WIDTH, doc="ALU operation (ubgen.pe.ops.Op value)")
-    if output_register:
-        rm.add("out_reg", 1, doc="1: register res/res_p (latency 1); 0: combinational")
-    for name in DATA_INPUTS:
-        rm.add(f"{name}_const_en", 1, doc=f"1: {name} is {name}_const; 0: routed in_{name}")
-        rm.add(f"{name}_const", WORD_BITS, doc=f"constant value of {name}")
-    for name in BIT_INPUTS:
-        rm.add(f"{name}_const_en", 1, doc=f"1: {name} is {name}_const; 0: routed in_{name}")
-        rm.add(f"{name}_const", 1, doc=f"constant value of {name}")
-    rm.add("lut", 8, doc="LUT3 truth table indexed by {bit2, bit1, bit0}")
-    return rm
-
 
 class PE(wiring.Component):
     """One PE core: ALU + input constants + optional output register + COUNTER state.
@@ -53,9 +34,7 @@ class PE(wiring.Component):
     combinational (latency 0).
     """
 
-    PORTS = {"data0": ("in", 16), "data1": ("in", 16), "data2": ("in", 16),
-             "bit0": ("in", 1), "bit1": ("in", 1), "bit2": ("in", 1),
-             "res": ("out", 16), "res_p": ("out", 1)}
+    PORTS = PE_PORTS
 
     def __init__(self, arch: Arch | None = None, *, output_register: bool | None = None,
                  cfg_addr_width: int = CFG_ADDR_WIDTH):
@@ -96,7 +75,7 @@ class PE(wiring.Component):
         m.d.comb += alu.count.eq(count)
         with m.If(~self.run):
             m.d.sync += count.eq(0)
-        with m.Elif(~self.stall & (f["op"] == Op.COUNTER) & alu.bits[0]):
+        with m.Elif(~self.stall & (f["op"] == PEOp.COUNTER) & alu.bits[0]):
             m.d.sync += count.eq(Mux(alu.res_p, 0, count + 1))
 
         if self.output_register:

@@ -1,7 +1,7 @@
 """Pieces shared by the push-memory blocks (PUB and DP-SRAM + AG).
 
 * :class:`CycleCounter`: the unstalled-cycle counter every controller compares its schedule
-  against (DESIGN §4, thesis §6.3 "static timing": a global clock that counts unstalled cycles
+  against (docs/design.md §4, thesis §6.3 "static timing": a global clock that counts unstalled cycles
   after start);
 * :class:`BlockConfig`: the configuration bus of one block: the read/write registers of its
   :class:`~ubgen.regmap.RegisterMap` (through :class:`~ubgen.config.ConfigRegisters`), read-only
@@ -16,7 +16,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..config import ConfigRegisters
-from ..controller import Controller
+from ..controller_rtl import Controller
 from ..regmap import RegisterMap, CONFIG_DATA_WIDTH
 from ..arch import _clog2
 
@@ -124,7 +124,7 @@ def connect_config(m: Module, block, cfg: BlockConfig) -> None:
 
 def add_controllers(m: Module, layouts: dict, fields: dict, counter: CycleCounter,
                     enable=1) -> tuple[dict, dict]:
-    """Instantiate one :class:`~ubgen.controller.Controller` per layout, configured from
+    """Instantiate one :class:`~ubgen.controller_rtl.Controller` per layout, configured from
     ``fields`` and timed by ``counter``. Returns ``(controllers, fires)``; a fire counts only
     while ``enable`` is high."""
     ctl, fire = {}, {}

@@ -1,7 +1,7 @@
 """Physical Unified Buffer (PUB): wide-fetch single-port SRAM + aggregators + transpose buffers.
 
 Thesis §6.1.3 (Fig. 6.4), paper §IV-B; sizes come from :class:`~ubgen.arch.PUBParams`.
-Every stream is driven by one controller (DESIGN §4) named after the stream:
+Every stream is driven by one controller (docs/design.md §4) named after the stream:
 
 ``in2agg_{p}``   AG ``agg`` (AGG word): ``data_in[p]`` of the fire cycle c is written to AGG word
                  ``agg`` (slot ``agg >> log2(FW)``, lane ``agg % FW``); visible from cycle c+1.
@@ -25,7 +25,7 @@ Chaining (paper Fig. 10, §V-C): the SRAM AGs carry ``chain_bits`` extra high bi
 bit (did this tile's SRAM supply it); on ``tb2out`` a tile drives its own word when it owns it and
 otherwise passes ``chain_in_*`` through. With ``chain_en`` = 0 the high bits are ignored.
 
-ROM mode (``mode`` = 1; a lookup table, DESIGN §5.1): while ``run`` = 0, configuration writes to
+ROM mode (``mode`` = 1; a lookup table, docs/design.md §5.1): while ``run`` = 0, configuration writes to
 the ``sram`` window store one word each (word address = window offset). With ``run`` = 1 every
 unstalled cycle c reads word address ``data_in[0]``; ``data_out[0]`` shows it with
 ``valid_out[0]`` in unstalled cycle c+1. The controllers' streams are ignored in ROM mode.
@@ -36,58 +36,16 @@ from amaranth.hdl import Module, Signal, Cat, Const, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from ..arch import PUBParams, _clog2
-from ..controller import ControllerLayout
-from ..regmap import RegisterMap, CONFIG_DATA_WIDTH
+from ..arch import PUBParams
+from ..regmap import CONFIG_DATA_WIDTH
 from .aggregator import Aggregator
 from .control import (BlockConfig, CycleCounter, add_controllers, chain_output,
                       connect_config, tile_match)
+from .spec import PUB_STATUS, pub_layouts, pub_regmap
 from .sram import WideSRAM
 from .transpose_buffer import TransposeBuffer
 
 __all__ = ["PhysicalUnifiedBuffer", "pub_layouts", "pub_regmap", "PUB_STATUS"]
-
-PUB_STATUS = ("error", "cycle_count")
-
-
-def pub_layouts(params: PUBParams) -> dict[str, ControllerLayout]:
-    """The controllers of a PUB, in register-map order, with their address-generator widths."""
-    sram = params.sram_addr_width + params.chain_bits
-    c = params.controller
-    out = {}
-    for p in range(params.input_ports):
-        out[f"in2agg_{p}"] = ControllerLayout(f"in2agg_{p}", {"agg": _clog2(params.agg_words)}, c)
-    for p in range(params.input_ports):
-        out[f"agg2sram_{p}"] = ControllerLayout(
-            f"agg2sram_{p}", {"agg": _clog2(params.agg_depth), "sram": sram}, c)
-    for q in range(params.output_ports):
-        out[f"sram2tb_{q}"] = ControllerLayout(
-            f"sram2tb_{q}", {"sram": sram, "tb": _clog2(params.tb_depth)}, c)
-    for q in range(params.output_ports):
-        out[f"tb2out_{q}"] = ControllerLayout(f"tb2out_{q}", {"tb": _clog2(params.tb_words)}, c)
-    return out
-
-
-def _aligned(n: int, size: int) -> int:
-    return -(-n // size) * size
-
-
-def pub_regmap(params: PUBParams) -> RegisterMap:
-    """The PUB's configuration space (DESIGN §2: the compiler reads this same object)."""
-    rm = RegisterMap("pub")
-    rm.add("mode", 1, doc="0: unified buffer, 1: ROM (lookup table read at data_in[0])")
-    rm.add("chain_en", 1, doc="chaining on: SRAM accesses only when the address's high bits "
-                              "equal tile_id; unowned outputs pass chain_in through")
-    rm.add("tile_id", params.chain_bits, doc="this tile's ID in a chain")
-    for layout in pub_layouts(params).values():
-        layout.add_registers(rm)
-    rm.add("error", 1, doc="read-only status: sticky SRAM port conflict; write 1 to clear")
-    rm.add("cycle_count", params.controller.cycle_width,
-           doc="read-only status: unstalled cycles since run went high")
-    size = params.capacity_words
-    rm.add_window("sram", _aligned(len(rm.registers), size), size, params.word_width,
-                  doc="SRAM contents, one word per address (writes only, while run = 0)")
-    return rm
 
 
 class PhysicalUnifiedBuffer(wiring.Component):

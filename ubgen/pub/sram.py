@@ -3,7 +3,7 @@
 One storage array of ``fetch_width * word_width`` bits by ``depth`` wide words behind a single
 address: a cycle either writes (with per-word lane enables, so the configuration window can load
 one 16-bit word at a time) or reads, never both by design. The schedule, not an arbiter, keeps
-accesses apart; the PUB flags a same-cycle conflict (DESIGN §5.1).
+accesses apart; the PUB flags a same-cycle conflict (docs/design.md §5.1).
 """
 from __future__ import annotations
 

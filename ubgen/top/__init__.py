@@ -1,4 +1,4 @@
-"""The top level (DESIGN §5.4): the array, the global buffer and the AXI4-Lite host port."""
+"""The top level (docs/design.md §5.4): the array, the global buffer and the AXI4-Lite host port."""
 from __future__ import annotations
 
 import json

@@ -1,5 +1,5 @@
 """``cgra_top``: the CGRA array, the global buffer and an AXI4-Lite slave for the host
-(DESIGN §5.4, thesis §7.1 Fig. 7.1).
+(docs/design.md §5.4, thesis §7.1 Fig. 7.1).
 
 Ports: ``clk``, ``rst`` and the AXI4-Lite slave ``s_axil_*`` (32-bit data, byte addresses).
 Address map (:func:`top_address_map` exports it as data; docs/top.md describes it):
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 
-from ..arch import Arch
+from ..arch import WORD_WIDTH, Arch
 from ..array.cgra import CGRA
 from ..array.layout import ArrayLayout
-from ..array.tile import TILE_ADDR_WIDTH
+from ..array.tilespec import TILE_ADDR_WIDTH
 from ..glb.global_buffer import GlobalBuffer, bank_addr_width, host_addr_width
 from .axil import AXILiteSlave, axil_members
 
@@ -36,10 +36,13 @@ __all__ = ["CGRATop", "CONTROL", "ControlRegister", "GLB_BASE", "TILE_BASE", "to
            "tile_address", "glb_address", "control_address"]
 
 AXIL_PREFIX = "s_axil"
-GLB_BASE = 0x1000_0000
-TILE_BASE = 0x8000_0000
-TILE_ID_SHIFT = 18          # byte address bits: reg_offset << 2 occupies bits 17..2
-TILE_ID_BITS = 13           # bits 30..18
+WORD_SHIFT = 2              # byte address = word index << 2 (32-bit words)
+REGION_SHIFT = 28           # bits 31..28 select the control (0) or GLB (1) region
+TILE_REGION_BIT = 31        # bit 31 set: the tile configuration region
+GLB_BASE = 1 << REGION_SHIFT                                  # 0x1000_0000
+TILE_BASE = 1 << TILE_REGION_BIT                              # 0x8000_0000
+TILE_ID_SHIFT = WORD_SHIFT + TILE_ADDR_WIDTH                  # reg_offset << 2: bits 17..2
+TILE_ID_BITS = TILE_REGION_BIT - TILE_ID_SHIFT                # bits 30..18
 
 
 @dataclass(frozen=True)
@@ -67,15 +70,15 @@ CONTROL = [
 
 
 def control_address(name: str) -> int:
-    return next(r.index for r in CONTROL if r.name == name) * 4
+    return next(r.index for r in CONTROL if r.name == name) << WORD_SHIFT
 
 
 def glb_address(word: int) -> int:
-    return GLB_BASE + 4 * word
+    return GLB_BASE + (word << WORD_SHIFT)
 
 
 def tile_address(tile_id: int, reg_offset: int) -> int:
-    return TILE_BASE | tile_id << TILE_ID_SHIFT | reg_offset << 2
+    return TILE_BASE | tile_id << TILE_ID_SHIFT | reg_offset << WORD_SHIFT
 
 
 def tile_spans(layout: ArrayLayout) -> dict[int, int]:
@@ -101,12 +104,14 @@ def top_address_map(arch: Arch, cores=None) -> dict:
               "base": tile_address(pos.tile_id, 0)} for pos in layout.positions()]
     return {
         "block": "cgra_top", "arch": arch.name, "data_width": 32, "address_unit": "byte",
-        "control": [{"name": r.name, "address": r.index * 4, "access": r.access,
+        "control": [{"name": r.name, "address": control_address(r.name), "access": r.access,
                      "width": r.width, "doc": r.doc} for r in CONTROL],
-        "glb": {"base": GLB_BASE, "stride": 4, "word_width": 16, "banks": g.banks,
+        "glb": {"base": GLB_BASE, "stride": 1 << WORD_SHIFT, "word_width": WORD_WIDTH,
+                "banks": g.banks,
                 "bank_words": g.bank_words, "order": "bank-major",
                 "doc": "host access only while START = 0"},
-        "tiles": {"base": TILE_BASE, "tile_id_shift": TILE_ID_SHIFT, "reg_offset_shift": 2,
+        "tiles": {"base": TILE_BASE, "tile_id_shift": TILE_ID_SHIFT,
+                  "reg_offset_shift": WORD_SHIFT,
                   "doc": "register address = tile base + 4 * offset", "kinds": kinds,
                   "list": tiles},
         "illegal": "SLVERR on read and write",
@@ -132,9 +137,7 @@ class CGRATop(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        arch, g = self.arch, self.arch.glb
-        array = m.submodules.array = self.array
-        glb = m.submodules.glb = self.glb
+        m.submodules.array, m.submodules.glb = self.array, self.glb
         axil = m.submodules.axil = AXILiteSlave(AXIL_PREFIX)
         for name in axil_members(AXIL_PREFIX):
             if axil.signature.members[name].flow == wiring.In:
@@ -142,82 +145,81 @@ class CGRATop(wiring.Component):
             else:
                 m.d.comb += getattr(self, name).eq(getattr(axil, name))
         for c in self.io_columns:
-            wiring.connect(m, getattr(array, f"glb_{c}"), glb.io_port(c))
+            wiring.connect(m, getattr(self.array, f"glb_{c}"), self.glb.io_port(c))
+        run = Signal(name="run")
+        m.d.comb += [self.array.run.eq(run), self.glb.run.eq(run)]
+        bus, addr = axil.bus, axil.bus.addr
+        regions = {"ctrl": addr[REGION_SHIFT:] == 0,
+                   "glb": addr[REGION_SHIFT:] == GLB_BASE >> REGION_SHIFT,
+                   "tile": addr[TILE_REGION_BIT]}
+        self._control(m, bus, regions["ctrl"], run)
+        self._glb_port(m, bus, regions["glb"], run)
+        self._tile_port(m, bus, regions["tile"])
+        with m.If(~regions["ctrl"] & ~regions["glb"] & ~regions["tile"] & (bus.we | bus.re)):
+            m.d.comb += [bus.ack.eq(1), bus.err.eq(1)]       # anything else
+        return m
 
-        run, stall = Signal(), Signal()
-        target = Signal(32)
-        m.d.comb += [array.run.eq(run), array.stall.eq(stall), glb.run.eq(run)]
-        done = Signal()
-        m.d.comb += done.eq(run & (array.cycle_count >= target))
-
-        bus = axil.bus
-        addr = bus.addr
-        region_ctrl = addr[28:] == 0
-        region_glb = addr[28:] == GLB_BASE >> 28
-        region_tile = addr[31]
-        ack, err, rdata = bus.ack, bus.err, bus.rdata
-
-        # --- control/status registers (ack in the strobe's cycle)
+    def _control(self, m: Module, bus, selected, run: Signal) -> None:
+        """The control/status registers :data:`CONTROL` (ack in the strobe's cycle)."""
+        arch, g, array = self.arch, self.arch.glb, self.array
+        stall, done = Signal(name="stall"), Signal(name="done")
+        target = Signal(32, name="target")
+        m.d.comb += [array.stall.eq(stall), done.eq(run & (array.cycle_count >= target))]
         values = {"START": run, "STALL": stall, "DONE": done, "CYCLE": array.cycle_count,
-                  "ERROR": Cat(array.error, glb.error), "DONE_CYCLE": target,
+                  "ERROR": Cat(array.error, self.glb.error), "DONE_CYCLE": target,
                   "INFO": Const(arch.array.rows | arch.array.columns << 8 | g.banks << 16 |
                                 bank_addr_width(g) << 24, 32)}
         writable = {"START": run, "STALL": stall, "DONE_CYCLE": target}
         assert set(writable) == {r.name for r in CONTROL if r.access == "rw"}
-        with m.If(region_ctrl & (bus.we | bus.re)):
-            m.d.comb += [ack.eq(1), err.eq(1)]
-            with m.Switch(addr[2:28]):
+        with m.If(selected & (bus.we | bus.re)):
+            m.d.comb += [bus.ack.eq(1), bus.err.eq(1)]
+            with m.Switch(bus.addr[WORD_SHIFT:REGION_SHIFT]):
                 for r in CONTROL:
                     with m.Case(r.index):
-                        m.d.comb += [rdata.eq(values[r.name]),
-                                     err.eq(bus.we & (r.access == "ro"))]
+                        m.d.comb += [bus.rdata.eq(values[r.name]),
+                                     bus.err.eq(bus.we & (r.access == "ro"))]
                         if r.name in writable:
                             reg = writable[r.name]
                             with m.If(bus.we):
                                 m.d.sync += reg.eq(bus.wdata[:len(reg)])
 
-        # --- global buffer: host port, only while stopped; reads answer one cycle later
-        glb_words = g.banks * g.bank_words
-        glb_index = addr[2:28]
-        glb_ok = ~run & (glb_index < glb_words)
-        glb_read = Signal()
-        m.d.comb += [glb.host.addr.eq(glb_index[:host_addr_width(g)]),
-                     glb.host.wdata.eq(bus.wdata)]
-        with m.If(region_glb & (bus.we | bus.re)):
-            with m.If(glb_ok):
-                m.d.comb += [glb.host.we.eq(bus.we), glb.host.re.eq(bus.re), ack.eq(bus.we)]
+    def _glb_port(self, m: Module, bus, selected, run: Signal) -> None:
+        """The global buffer's host port, only while stopped; reads answer one cycle later."""
+        g, host = self.arch.glb, self.glb.host
+        index = bus.addr[WORD_SHIFT:REGION_SHIFT]
+        ok = ~run & (index < g.banks * g.bank_words)
+        read = Signal(name="glb_read")
+        m.d.comb += [host.addr.eq(index[:host_addr_width(g)]), host.wdata.eq(bus.wdata)]
+        with m.If(selected & (bus.we | bus.re)):
+            with m.If(ok):
+                m.d.comb += [host.we.eq(bus.we), host.re.eq(bus.re), bus.ack.eq(bus.we)]
             with m.Else():
-                m.d.comb += [ack.eq(1), err.eq(1)]
-        m.d.sync += glb_read.eq(region_glb & bus.re & glb_ok)
-        with m.If(glb_read):
-            m.d.comb += [ack.eq(1), rdata.eq(glb.host.rdata)]
+                m.d.comb += [bus.ack.eq(1), bus.err.eq(1)]
+        m.d.sync += read.eq(selected & bus.re & ok)
+        with m.If(read):
+            m.d.comb += [bus.ack.eq(1), bus.rdata.eq(host.rdata)]
 
-        # --- tile configuration: writes ack at once, read-back is registered in the array
-        tile_id = addr[TILE_ID_SHIFT:TILE_ID_SHIFT + TILE_ID_BITS]
-        reg_off = addr[2:TILE_ID_SHIFT]
-        spans = tile_spans(self.array.layout)
-        tile_ok = Signal()
+    def _tile_port(self, m: Module, bus, selected) -> None:
+        """Tile configuration: writes ack at once, the read-back is registered in the array;
+        an offset beyond the tile's registers and windows is an error."""
+        cfg = self.array.cfg
+        tile_id = bus.addr[TILE_ID_SHIFT:TILE_ID_SHIFT + TILE_ID_BITS]
+        reg_off = bus.addr[WORD_SHIFT:TILE_ID_SHIFT]
+        ok, read = Signal(name="tile_ok"), Signal(name="tile_read")
         by_span: dict[int, list[int]] = {}
-        for tid, span in spans.items():
+        for tid, span in tile_spans(self.array.layout).items():
             by_span.setdefault(span, []).append(tid)
         with m.Switch(tile_id):
             for span, tids in by_span.items():
                 with m.Case(*tids):
-                    m.d.comb += tile_ok.eq(reg_off < span)
-        tile_read = Signal()
-        m.d.comb += [array.cfg.addr.eq(Cat(reg_off[:TILE_ADDR_WIDTH],
-                                           tile_id)),
-                     array.cfg.wdata.eq(bus.wdata)]
-        with m.If(region_tile & (bus.we | bus.re)):
-            with m.If(tile_ok):
-                m.d.comb += [array.cfg.we.eq(bus.we), ack.eq(bus.we)]
+                    m.d.comb += ok.eq(reg_off < span)
+        m.d.comb += [cfg.addr.eq(Cat(reg_off[:TILE_ADDR_WIDTH], tile_id)),
+                     cfg.wdata.eq(bus.wdata)]
+        with m.If(selected & (bus.we | bus.re)):
+            with m.If(ok):
+                m.d.comb += [cfg.we.eq(bus.we), bus.ack.eq(bus.we)]
             with m.Else():
-                m.d.comb += [ack.eq(1), err.eq(1)]
-        m.d.sync += tile_read.eq(region_tile & bus.re & tile_ok)
-        with m.If(tile_read):
-            m.d.comb += [ack.eq(1), rdata.eq(array.cfg.rdata)]
-
-        # --- anything else
-        with m.If(~region_ctrl & ~region_glb & ~region_tile & (bus.we | bus.re)):
-            m.d.comb += [ack.eq(1), err.eq(1)]
-        return m
+                m.d.comb += [bus.ack.eq(1), bus.err.eq(1)]
+        m.d.sync += read.eq(selected & bus.re & ok)
+        with m.If(read):
+            m.d.comb += [bus.ack.eq(1), bus.rdata.eq(cfg.rdata)]

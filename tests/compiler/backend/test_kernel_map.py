@@ -15,13 +15,13 @@ from apps import get_app
 from compiler.backend import kernel_map
 from compiler.backend.kernel_map import PE_OPS, evaluate, map_kernel
 from compiler.backend.netlist import NetlistError
-from compiler.frontend.tree_height import Latency, balance_program
+from compiler.passes.tree_height import Latency, balance_program
 from compiler.interp import eval_kernel
 from compiler.ir import Arg, Call, Const, IntType, Kernel, Lookup, select, s16, u16
 from compiler.ir.expr import ALL_OPS
 from compiler.poly.extract import kernel_depth
-from compiler.schedule.params import HwParams
-from ubgen.pe.ops import Op as PEOp
+from compiler.ir.hw import HwParams
+from ubgen.pe.ops import PEOp
 
 
 def ops(g) -> Counter:

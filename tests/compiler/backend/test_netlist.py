@@ -17,7 +17,7 @@ from compiler.cli import main
 from compiler.interp import run as interp
 from compiler.pipeline import FitError, app_inputs, check_result, compile_app, require_fit
 from ubgen.arch import ARCH_DIR
-from ubgen.pe.ops import Op as PEOp
+from ubgen.pe.ops import PEOp
 
 from ...apps.test_apps import SMALL
 

@@ -16,7 +16,7 @@ from .fixtures import brighten_buffer, port
 
 
 def line_buffer(delays=(64, 128), n=64, rows=64, name="lb"):
-    """DESIGN §4 fixture: one input stream, full-frame reads delayed by one and two rows."""
+    """docs/design.md §4 fixture: one input stream, full-frame reads delayed by one and two rows."""
     dom = f"{{ S[y, x] : 0 <= x < {n} and 0 <= y < {rows} }}"
     ports = [port("in", "in", dom.replace("S", "w"), f"{{ w[y, x] -> {name}[x, y] }}",
                   f"{{ w[y, x] -> [x + {n}y] }}")]

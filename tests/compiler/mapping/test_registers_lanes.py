@@ -119,7 +119,7 @@ def test_accumulator_maps_to_lane_banks_and_passes_the_model(threshold):
 
 
 def test_map_report_counts_register_file_words():
-    from compiler.cli_map import map_report
+    from compiler.mapping.report import map_report
     from ubgen.arch import load_arch
     rep = map_report("w", {"w": map_buffer(weights())}, {}, "pub", load_arch("pub"))
     assert rep["mems"] == 0 and rep["register_file_words"] == 4

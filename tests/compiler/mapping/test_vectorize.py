@@ -120,7 +120,7 @@ def test_sram_port_is_never_shared():
     cycles = [c for n in ("agg2sram_0", "sram2tb_0", "sram2tb_1")
               for c in fire_cycles(cfgs[n]).tolist()]
     assert len(cycles) == len(set(cycles))
-    # DESIGN §4 fixture: the write side is fixed by the input stream
+    # docs/design.md §4 fixture: the write side is fixed by the input stream
     a2s = cfgs["agg2sram_0"]
     assert (a2s.extents, a2s.schedule.start, a2s.schedule.strides) == ((16, 8), 4, (4, 64))
     assert a2s.addresses["sram"].strides == (1, 16)

@@ -132,3 +132,20 @@ def test_tile_counts_match_the_layout(name):
     kinds = [p.kind for p in ArrayLayout(arch).positions()]
     assert arch.array.tile_counts() == {k: kinds.count(k) for k in ("pe", "mem", "io")}
     assert load_arch("cgra_16x32").array.tile_counts() == {"pe": 384, "mem": 128, "io": 32}
+
+
+@pytest.mark.parametrize("name", ["cgra_4x4", "cgra_8x8"])
+def test_core_specs_describe_the_amaranth_cores(name):
+    """The layout describes the real cores from ubgen's Amaranth-free exports
+    (``core_specs``); the tile specs equal those built from the Amaranth cores themselves."""
+    arch = load_arch(name)
+    data = ArrayLayout(arch)
+    from ubgen.array.layout import default_cores
+    built = ArrayLayout(arch, default_cores())
+    for kind in ("io", "pe", "mem"):
+        a, b = data.specs[kind], built.specs[kind]
+        assert a == b and a.ports == b.ports
+        assert [(r.name, r.width, r.offset, r.reset) for r in a.regmap.registers] == \
+            [(r.name, r.width, r.offset, r.reset) for r in b.regmap.registers]
+        assert [(w.name, w.offset, w.size) for w in a.regmap.windows] == \
+            [(w.name, w.offset, w.size) for w in b.regmap.windows]

@@ -17,12 +17,12 @@ from dataclasses import replace
 import networkx as nx
 import pytest
 
-from tests.gateware import run_testbench
+from tests.gateware import bus_write, bus_writes, run_testbench
 from tests.ubgen.array.probe_cores import PROBE_CORES
 from ubgen.arch import load_arch
 from ubgen.array.cgra import CGRA
-from ubgen.array.graph import (full_regmap, global_address, path_latency, route_writes,
-                               routing_graph)
+from ubgen.array.graph import (full_regmap, global_address, path_latency, register_writes,
+                               route_writes, routing_graph)
 
 
 def small_arch(tracks=2, topology="wilton"):
@@ -60,25 +60,16 @@ class ArrayProbe:
         direction = "out" if d["kind"] == "port_out" else "in"
         return getattr(self.cores[d["tile"]], f"{direction}_{d['port']}")
 
-    def address(self, tile_id, name):
-        kind = self.lay.positions()[tile_id].kind
-        return global_address(tile_id, self.lay.specs[kind].regmap[name].offset)
-
     async def write(self, ctx, addr, value):
-        ctx.set(self.dut.cfg.addr, addr)
-        ctx.set(self.dut.cfg.wdata, value)
-        ctx.set(self.dut.cfg.we, 1)
-        await ctx.tick()
-        ctx.set(self.dut.cfg.we, 0)
+        await bus_write(ctx, self.dut.cfg, addr, value)
 
     async def read(self, ctx, addr):
         ctx.set(self.dut.cfg.addr, addr)
         await ctx.tick()                      # read-back is registered: valid a cycle later
         return ctx.get(self.dut.cfg.rdata)
 
-    async def configure(self, ctx, writes):
-        for (tid, name), value in writes.items():
-            await self.write(ctx, self.address(tid, name), value)
+    async def configure(self, ctx, values):
+        await bus_writes(ctx, self.dut.cfg, register_writes(self.lay, values))
 
     def drive(self, ctx, src, value, width, salt):
         """Drive ``value`` at ``src`` and values different from it at every other source."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 
+from tests import gateware as gw
 from tests.gateware import run_testbench
 from tests.ubgen.test_mem_register_file import WRITE_THROUGH, data_for, reference
 from ubgen.arch import load_arch
@@ -57,12 +58,7 @@ def test_rf_mode_through_the_tile():
         return getattr(tile, track_port(w, direction, side, t))
 
     async def configure(ctx, values):
-        for name, value in values.items():
-            ctx.set(tile.cfg.addr, spec.regmap[name].offset)
-            ctx.set(tile.cfg.wdata, value)
-            ctx.set(tile.cfg.we, 1)
-            await ctx.tick()
-        ctx.set(tile.cfg.we, 0)
+        await gw.configure(ctx, tile.cfg, spec.regmap, values)
 
     async def run(ctx, rf: bool):
         ctx.set(tile.run, 1)

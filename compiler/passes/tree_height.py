@@ -1,4 +1,5 @@
-"""Tree-height reduction of compute kernels: Program -> Program (DESIGN §3.1, §3.2).
+"""Tree-height reduction of compute kernels, a middle-end pass: Program -> Program
+(docs/design.md §3, docs/scheduling.md).
 
 A kernel is evaluated as written, so ``a0 + a1 + ... + a8`` is a chain of 8 adders. Its
 compute latency -- the longest PE chain of the kernel, ``L_compute`` in the op latency of
@@ -52,13 +53,13 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass
 
-from ubgen.pe.ops import WORD_BITS
+from ubgen.arch import WORD_WIDTH
 
 from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, expr_depth, pe_stages
 from ..ir.program import Program, kernel_to_dict
 
 REASSOCIATIVE = frozenset({"add", "mul", "and", "or", "xor", "smin", "smax", "umin", "umax"})
-"""Associative and commutative PE ops (DESIGN §5.2) whose chains are rebuilt as trees."""
+"""Associative and commutative PE ops (docs/design.md §5.2) whose chains are rebuilt as trees."""
 SELECTING = frozenset({"smin", "smax", "umin", "umax"})
 """Ops whose result is one of their operands (associative only without a lossy truncation)."""
 
@@ -82,7 +83,7 @@ def _exact(node: Call) -> bool:
     """Whether ``node`` may be regrouped: min/max on a type narrower than the word only when
     every operand has that type (otherwise the truncation of an intermediate result loses the
     value a later comparison needs)."""
-    return (node.op not in SELECTING or node.type.bits >= WORD_BITS
+    return (node.op not in SELECTING or node.type.bits >= WORD_WIDTH
             or all(a.type == node.type for a in node.args))
 
 

@@ -7,7 +7,7 @@
 
 Each point is one Dask task (``compiler.sweep.point.evaluate_point``); see
 :mod:`compiler.sweep.engine` for where the tasks run and :mod:`compiler.sweep.cache` for the
-cache. Registered on ``ubc``'s parser by ``add_sweep_subcommand(subparsers)``.
+cache.
 """
 from __future__ import annotations
 
@@ -17,11 +17,15 @@ from pathlib import Path
 
 from ubgen.arch import load_arch
 
+from .common import check_dir
+
+__all__ = ["add_sweep_subcommand", "cmd_sweep"]
+
 SUMMARY = ("status", "pes", "mems", "sram_words", "cycles", "fits")
 
 
 def _points(args) -> tuple[list[dict], list[tuple[str, ...]]]:
-    from .sweep.engine import SweepError, grid, parse_param, parse_value
+    from ..sweep.engine import SweepError, grid, parse_param, parse_value
     params = [parse_param(p) for p in args.param]
     fixed = {}
     for item in args.size:
@@ -39,7 +43,7 @@ def _points(args) -> tuple[list[dict], list[tuple[str, ...]]]:
 
 def _validate(app: str, points: list[dict], stages: tuple[str, ...]) -> None:
     """Reject bad input before any work: unknown app, parameter, stage or constraints file."""
-    from .sweep.point import DEFAULT_ARCH, STAGES, PointError, split_params
+    from ..sweep.point import DEFAULT_ARCH, STAGES, PointError, split_params
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         raise PointError(f"unknown stage(s) {', '.join(unknown)}; stages: {', '.join(STAGES)}")
@@ -73,12 +77,10 @@ def _table(results: list[dict], keys: list[str]) -> str:
 
 
 def cmd_sweep(args) -> int:
-    from .sweep.cache import DEFAULT_DIR, Cache
-    from .sweep.engine import SweepError, run_sweep
-    from .sweep.plot import plot_sweep, varying
-    if args.plot and not Path(args.plot).resolve().parent.is_dir():
-        raise ValueError(f"cannot write {args.plot}: directory {Path(args.plot).parent} does "
-                         f"not exist")
+    from ..sweep.cache import DEFAULT_DIR, Cache
+    from ..sweep.engine import SweepError, run_sweep
+    from ..sweep.plot import plot_sweep, varying
+    check_dir(args.plot)
     if args.workers is not None and args.workers < 0:
         raise SweepError(f"--workers must be 0 or more, got {args.workers}")
     stages = tuple(s.strip() for s in args.stages.split(",") if s.strip())

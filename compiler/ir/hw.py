@@ -1,10 +1,12 @@
-"""Hardware constraints the schedulers need (thesis §4.2.2), read from a constraints toml.
+"""Hardware constraints every stage reads (thesis §4.2.2): latencies, port counts, fetch width and
+the cycle-counter width, from a constraints toml. Part of the IR layer, so extraction, scheduling
+and the backend share one definition without importing one another (docs/design.md §2).
 
 Latencies come from the ``[schedule]`` section (:class:`ubgen.arch.ScheduleParams`); port counts,
 fetch width and the cycle-counter width come from the ``[pub]``/``[controller]`` sections.
 
 ``[schedule]`` keys: ``pe_latency`` (cycles per PE on a kernel's critical path; the PE output
-register, DESIGN §5.2), ``mem_read_latency`` (SRAM read, §5.1), ``mem_write_latency``.
+register, docs/design.md §5.2), ``mem_read_latency`` (SRAM read, §5.1), ``mem_write_latency``.
 """
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""``ubc map`` (compiler/cli_map.py), registered on a parser like D's ``ubc``."""
+"""``ubc map`` (compiler/cli/map.py) registered on its own parser, and the mapping counts
+(compiler/mapping/report.py)."""
 import argparse
 import json
 
 import pytest
 
-from compiler.cli_map import add_map_subcommand, controller_pes
+from compiler.cli.map import add_map_subcommand
+from compiler.mapping.report import controller_pes
 
 
 def run(capsys, *argv):

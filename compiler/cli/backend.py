@@ -13,46 +13,36 @@ arch; ``--arch`` defaults to the largest shipped array.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
-from pathlib import Path
 
-from .pipeline import DEFAULT_ARCH, CompileResult, check_result, compile_app
+from ..pipeline import DEFAULT_ARCH, CompileResult, check_result, compile_app
+from .common import add_app_arguments, check_dir, write_dir, write_file
+
+__all__ = ["add_backend_subcommands", "cmd_compile", "cmd_netlist", "netlist_dot"]
 
 
 def _dump(result: CompileResult, directory: str) -> None:
     """Every IR of ``result`` into ``directory`` (all or nothing)."""
     s = result.scheduled
-    target = Path(directory)
-    tmp = Path(tempfile.mkdtemp(prefix=".ubc-", dir=target.parent))
-    files = {
-        "program.json": result.program.to_json(indent=1),
-        "program.txt": str(result.program) + "\n",
-        "program_balanced.txt": str(s.program) + "\n",
-        "poly.json": json.dumps(s.poly.to_dict(), indent=1),
-        "poly.isl": s.poly.to_isl(),
-        "dependences.json": json.dumps([d.to_dict() for d in s.deps], indent=1),
-        "schedule_sequential.json": s.sequential.to_json(indent=1),
-        "schedule.json": s.optimized.to_json(indent=1),
-        "schedule.isl": s.optimized.to_isl(),
-        "buffers.json": json.dumps([b.to_dict() for b in s.buffers.values()], indent=1),
-        "buffers.isl": "\n".join(b.to_isl() for b in s.buffers.values()),
-        "ubimpls.json": json.dumps([i.to_dict() for i in result.impls.values()], indent=1),
-        "netlist.json": result.netlist.to_json(indent=1),
-        "netlist.txt": str(result.netlist) + "\n",
-        "netlist.dot": netlist_dot(result.netlist),
-        "report.json": json.dumps(result.report, indent=1),
-    }
-    try:
-        for name, text in files.items():
-            (tmp / name).write_text(text)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    bufs = s.buffers.values()
+    write_dir(directory, {
+        "program.json": lambda: result.program.to_json(indent=1),
+        "program.txt": lambda: str(result.program) + "\n",
+        "program_balanced.txt": lambda: str(s.program) + "\n",
+        "poly.json": lambda: json.dumps(s.poly.to_dict(), indent=1),
+        "poly.isl": lambda: s.poly.to_isl(),
+        "dependences.json": lambda: json.dumps([d.to_dict() for d in s.deps], indent=1),
+        "schedule_sequential.json": lambda: s.sequential.to_json(indent=1),
+        "schedule.json": lambda: s.optimized.to_json(indent=1),
+        "schedule.isl": lambda: s.optimized.to_isl(),
+        "buffers.json": lambda: json.dumps([b.to_dict() for b in bufs], indent=1),
+        "buffers.isl": lambda: "\n".join(b.to_isl() for b in bufs),
+        "ubimpls.json": lambda: json.dumps([i.to_dict() for i in result.impls.values()],
+                                           indent=1),
+        "netlist.json": lambda: result.netlist.to_json(indent=1),
+        "netlist.txt": lambda: str(result.netlist) + "\n",
+        "netlist.dot": lambda: netlist_dot(result.netlist),
+        "report.json": lambda: json.dumps(result.report, indent=1),
+    })
 
 
 def netlist_dot(net) -> str:
@@ -71,26 +61,13 @@ def netlist_dot(net) -> str:
     return "\n".join(lines + ["}"]) + "\n"
 
 
-def _write(path: str, text: str) -> None:
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".ubc-")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, target)
-
-
-def _check_dir(path: str | None) -> None:
-    if path and not Path(path).resolve().parent.is_dir():
-        raise ValueError(f"cannot write {path}: directory {Path(path).parent} does not exist")
-
-
 def _compile(args) -> CompileResult:
-    from .source import parse_sizes as _sizes
-    return compile_app(args.app, args.arch, _sizes(args.size))
+    from ..source import parse_sizes
+    return compile_app(args.app, args.arch, parse_sizes(args.size))
 
 
 def cmd_compile(args) -> int:
-    _check_dir(args.dump)
+    check_dir(args.dump)
     result = _compile(args)
     if args.dump:
         _dump(result, args.dump)
@@ -108,7 +85,7 @@ def cmd_compile(args) -> int:
 
 
 def cmd_netlist(args) -> int:
-    _check_dir(args.dot)
+    check_dir(args.dot)
     result = _compile(args)
     rep = result.report
     out = {k: rep[k] for k in ("app", "arch", "pes", "mems", "ios", "registers", "fits",
@@ -122,7 +99,7 @@ def cmd_netlist(args) -> int:
                compile_seconds=rep["compile_seconds"],
                model_seconds=round(check.seconds, 3) if check else None)
     if args.dot:
-        _write(args.dot, netlist_dot(result.netlist))
+        write_file(args.dot, netlist_dot(result.netlist))
     if args.json:
         print(json.dumps(out))
     else:
@@ -132,7 +109,6 @@ def cmd_netlist(args) -> int:
 
 
 def add_backend_subcommands(subparsers) -> None:
-    from .cli import add_app_arguments
     s = subparsers.add_parser(
         "compile", help="run every stage (schedule, map, netlist); report counts and seconds",
         description="Compile APP through every stage of the compiler: tree-height reduction, "

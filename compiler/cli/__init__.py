@@ -1,0 +1,55 @@
+"""``ubc``: the unified-buffer compiler's command line (docs/design.md §1, §3).
+
+    ubc schedule APP ...           extract, schedule, verify (:mod:`.schedule`)
+    ubc map APP ...                buffer mapping report (:mod:`.map`)
+    ubc compile / netlist APP ...  every stage, the netlist and its model (:mod:`.backend`)
+    ubc sweep APP ...              a design-space sweep (:mod:`.sweep`)
+
+One module per command family, each with an ``add_*_subcommand(subparsers)``; the shared
+argument and file-writing helpers are in :mod:`.common`. The command modules import
+:mod:`.common` and the compiler, never this package, so there is no import circle.
+
+User errors (bad program, bad constraints file, unschedulable program) print one line
+``ubc: error: ...`` and exit with status 1 without writing any output file.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..pipeline import user_errors
+from .backend import add_backend_subcommands
+from .common import add_app_arguments
+from .map import add_map_subcommand
+from .schedule import add_schedule_subcommand
+from .sweep import add_sweep_subcommand
+
+__all__ = ["main", "build_parser", "add_app_arguments", "USER_ERRORS"]
+
+USER_ERRORS = user_errors()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ubc", description="Unified-buffer compiler for push-memory CGRAs: polyhedral "
+        "extraction, cycle-accurate scheduling, verification.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    add_schedule_subcommand(sub)
+    add_map_subcommand(sub)
+    add_backend_subcommands(sub)
+    add_sweep_subcommand(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except USER_ERRORS as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"ubc: error: {msg}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

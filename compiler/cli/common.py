@@ -1,0 +1,75 @@
+"""What every ``ubc`` command shares: how it names its input (``APP``, ``--arch``, ``--size``),
+and how it writes files: all or nothing, after checking the target directory exists."""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+__all__ = ["add_app_arguments", "add_delay_argument", "check_dir", "write_file", "write_dir", "write_with"]
+
+
+def add_app_arguments(s: argparse.ArgumentParser, default_arch: str = "pub") -> None:
+    """``APP``, ``--arch`` and ``--size``: how every ``ubc`` subcommand names its input."""
+    s.add_argument("app", metavar="APP", help="application name (apps/), a Python app file "
+                   "(FILE.py: build(**sizes), make_inputs(seed=0, **sizes); docs/apps.md) or a "
+                   "Program JSON file")
+    s.add_argument("--arch", default=default_arch, metavar="A",
+                   help=f"constraints file name or path (default: {default_arch})")
+    s.add_argument("--size", action="append", default=[], metavar="NAME=N",
+                   help="override an application size, e.g. --size width=32 (repeatable)")
+
+
+def add_delay_argument(s: argparse.ArgumentParser) -> None:
+    """``--no-delay``: producers start as early as possible (compiler.schedule.delay)."""
+    s.add_argument("--no-delay", action="store_true",
+                   help="start input streams and other producers as early as possible instead "
+                   "of as late as their consumers allow (more on-chip storage, same cycles)")
+
+
+def check_dir(*paths: str | None) -> None:
+    """One-line error unless the directory of every given output path exists (checked before
+    any work, so a bad path leaves nothing behind)."""
+    for path in paths:
+        if path and not Path(path).resolve().parent.is_dir():
+            raise ValueError(f"cannot write {path}: directory {Path(path).parent} does not exist")
+
+
+def write_with(path: str, writer: Callable[[str], None], default_suffix: str = "") -> None:
+    """Call ``writer(tmp)`` on a temporary file beside ``path`` (with ``path``'s suffix, else
+    ``default_suffix``), then rename it to ``path``; on failure the temporary file is removed
+    and ``path`` is untouched."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(suffix=target.suffix or default_suffix, prefix=".ubc-",
+                               dir=target.parent)
+    os.close(fd)
+    try:
+        writer(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_file(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (:func:`write_with`)."""
+    write_with(path, lambda tmp: Path(tmp).write_text(text))
+
+
+def write_dir(directory: str, files: dict[str, Callable[[], str]]) -> None:
+    """Write ``{name: text producer}`` into ``directory``, all or nothing: into a temporary
+    directory first, which then replaces ``directory``."""
+    target = Path(directory)
+    tmp = Path(tempfile.mkdtemp(prefix=".ubc-", dir=target.parent))
+    try:
+        for name, text in files.items():
+            (tmp / name).write_text(text())
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

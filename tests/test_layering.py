@@ -1,0 +1,148 @@
+"""The import rules of docs/design.md §2, checked on the source and in fresh interpreters:
+
+* ubgen never imports compiler, sim or apps;
+* no compiler stage imports a later stage (the order of docs/design.md §3);
+* importing the compiler (driver, IR, passes, backend, cycle models) and compiling an app to its
+  netlist does not import Amaranth; nor do ubgen's exports (arch, op encoding, register maps,
+  controller encoding, array layout and routing graph).
+
+Each check has a negative control showing it can see a violation.
+"""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# compiler stages in pipeline order (docs/design.md §3); a module may import its own stage and
+# earlier ones. Modules not listed (ir, source, interp, model, pipeline, cli, sweep, plot) are
+# outside the ordering: the IR and shared helpers below every stage, the driver and the tools
+# above them.
+STAGES = ["frontend", "passes", "poly", "schedule", "mapping", "backend"]
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """Absolute names of every module ``path`` imports (top level and inside functions)."""
+    tree = ast.parse(path.read_text(), str(path))
+    parts = package.split(".")
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = parts[:len(parts) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.add(mod)
+            out.update(f"{mod}.{a.name}" for a in node.names)
+    return out
+
+
+def _modules(top: str):
+    """``(path, module name, package)`` of every module under ``top``."""
+    for path in sorted((ROOT / top).rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+            yield path, ".".join(parts), ".".join(parts)
+        else:
+            yield path, ".".join(parts), ".".join(parts[:-1])
+
+
+def ubgen_violations(files) -> list[str]:
+    bad = []
+    for path, name, pkg in files:
+        for mod in _imports(path, pkg):
+            if mod.split(".")[0] in ("compiler", "sim", "apps"):
+                bad.append(f"{name} imports {mod}")
+    return bad
+
+
+def _stage(module: str) -> str | None:
+    parts = module.split(".")
+    if len(parts) < 2 or parts[0] != "compiler":
+        return None
+    return parts[1] if parts[1] in STAGES else None
+
+
+def stage_violations(files) -> list[str]:
+    bad = []
+    for path, name, pkg in files:
+        own = _stage(name)
+        if own is None:
+            continue
+        for mod in _imports(path, pkg):
+            other = _stage(mod)
+            if other is not None and STAGES.index(other) > STAGES.index(own):
+                bad.append(f"{name} ({own}) imports {mod} ({other})")
+    return sorted(set(bad))
+
+
+def test_ubgen_never_imports_compiler_sim_or_apps():
+    assert ubgen_violations(_modules("ubgen")) == []
+
+
+def test_no_compiler_stage_imports_a_later_stage():
+    assert stage_violations(_modules("compiler")) == []
+
+
+def test_layering_checks_see_violations(tmp_path):
+    """Negative controls: a ubgen module importing the compiler, and an extraction module
+    importing the scheduler (relatively, as compiler/poly/ would), are reported."""
+    src = tmp_path / "x.py"
+    src.write_text("from compiler.pipeline import compile_app\n")
+    assert "ubgen.x imports compiler.pipeline" in ubgen_violations([(src, "ubgen.x", "ubgen")])
+    src.write_text("def f():\n    from ..schedule.params import SchedParams\n")
+    bad = stage_violations([(src, "compiler.poly.x", "compiler.poly")])
+    assert bad and all("(poly) imports compiler.schedule.params" in b for b in bad)
+    # an earlier stage is allowed
+    src.write_text("from ..frontend.halide import Func\n")
+    assert stage_violations([(src, "compiler.poly.x", "compiler.poly")]) == []
+
+
+def _fresh(code: str) -> str:
+    """Run ``code`` in a fresh interpreter at the repository root, then print whether Amaranth
+    was imported."""
+    full = code + "\nimport sys\nprint('amaranth' in sys.modules)\n"
+    out = subprocess.run([sys.executable, "-c", full], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip().splitlines()[-1]
+
+
+AMARANTH_FREE = [
+    "import compiler.pipeline, compiler.model, compiler.interp, compiler.verify",
+    "import compiler.ir, compiler.passes.tree_height, compiler.poly.extract",
+    "import compiler.schedule.report, compiler.mapping.map_buffer",
+    "import compiler.backend.build, compiler.backend.model, compiler.backend.kernel_map, "
+    "compiler.backend.netlist, compiler.backend.glb, compiler.backend.bundle",
+    "import ubgen.arch, ubgen.regmap, ubgen.controller, ubgen.pe, ubgen.pe.ops, ubgen.pub, "
+    "ubgen.mem.spec, ubgen.io.spec, ubgen.glb.spec, ubgen.interconnect, ubgen.array, "
+    "ubgen.array.layout\nfrom ubgen.array.graph import routing_graph, full_regmap\n"
+    "routing_graph('cgra_4x4'); full_regmap('cgra_4x4')",
+]
+
+
+@pytest.mark.parametrize("code", AMARANTH_FREE)
+def test_imports_do_not_import_amaranth(code):
+    assert _fresh(code) == "False"
+
+
+def test_compile_to_netlist_does_not_import_amaranth():
+    code = ("from compiler.pipeline import compile_app\n"
+            "r = compile_app('gaussian', arch='cgra_8x8')\n"
+            "assert r.netlist is not None and r.netlist.count('pe') > 0\n")
+    assert _fresh(code) == "False"
+
+
+def test_amaranth_check_sees_amaranth():
+    """Negative control: building the PE (an Amaranth component) is seen."""
+    assert _fresh("import ubgen.pe.pe") == "True"
+    assert _fresh("from ubgen.pe import PE") == "True"

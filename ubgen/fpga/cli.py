@@ -1,0 +1,51 @@
+"""``ubgen fpga`` / ``python -m ubgen.fpga``: the FPGA flow's command line."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import FPGAError
+from .designs import DESIGNS
+from .flow import run_fpga_flow
+from .targets import TARGETS
+
+__all__ = ["add_arguments", "run_from_args", "main"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``ubgen fpga`` (shared with ``python -m ubgen.fpga``)."""
+    parser.add_argument("--target", required=True, help=f"one of {', '.join(TARGETS)}")
+    parser.add_argument("--design", required=True, help=f"one of {', '.join(DESIGNS)}")
+    parser.add_argument("--arch", default=None, help="constraints/arch name or path "
+                        "(default: the design's, pub for the bare blocks, cgra_4x4 for tiles)")
+    parser.add_argument("--out", default=None, help="output directory "
+                        "(default build/fpga/<target>_<design>)")
+    parser.add_argument("--device", default=None,
+                        help="nextpnr device arguments, e.g. '--85k --package CABGA381' "
+                        "(default: the design's for this target, else the target's)")
+    parser.add_argument("--freq", type=float, default=None, help="clock constraint in MHz")
+    parser.add_argument("--router", default=None, help="nextpnr router, router1 or router2 "
+                        "(default: router1 on ecp5, the tool's default on ice40)")
+    parser.add_argument("--mapping", default=None, help="LUT mapping: delay (the stock synth "
+                        "script) or area (ABC maps for the clock constraint and recovers area; "
+                        "ECP5 wide muxes); default: the design's (area for cgra_4x4)")
+
+
+def run_from_args(args) -> int:
+    try:
+        run_fpga_flow(args.target, args.design, args.arch, args.out,
+                      device=tuple(args.device.split()) if args.device else None,
+                      freq_mhz=args.freq, router=args.router, mapping=args.mapping)
+    except FPGAError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m ubgen.fpga", description="FPGA flows: Yosys + nextpnr utilization and "
+        "Fmax for the generated blocks, tiles and top (docs/fpga.md).",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv))
