@@ -58,13 +58,21 @@ class Bitstream:
         out = Path(directory)
         files = {f"{stem}.bitstream.json": self.to_json().encode(),
                  f"{stem}.bitstream.bin": self.to_bytes()}
+        pending = []
+        try:
+            for name, data in files.items():
+                fd, tmp = tempfile.mkstemp(dir=out, prefix=".bitstream-")
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                pending.append((tmp, out / name))
+        except BaseException:
+            for tmp, _dst in pending:
+                Path(tmp).unlink(missing_ok=True)
+            raise
         written = []
-        for name, data in files.items():
-            fd, tmp = tempfile.mkstemp(dir=out, prefix=".bitstream-")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, out / name)
-            written.append(out / name)
+        for tmp, dst in pending:
+            os.replace(tmp, dst)
+            written.append(dst)
         return written
 
     @staticmethod
