@@ -13,7 +13,9 @@ Cost, over the nets of the netlist (all edges leaving one output port):
   a chain's tiles sit next to each other;
 * timing: a route between tiles at Manhattan distance ``d`` crosses at least ``d`` switch boxes
   and so offers at least ``d`` pipeline registers; an edge of latency ``L > d`` needs a detour,
-  costed ``TIMING_WEIGHT * (L - d)``.
+  costed ``TIMING_WEIGHT * (L - d)``; an edge spanning more than ``COMB_HOPS * (L + 1)``
+  tiles leaves a combinational run of more than ``COMB_HOPS`` switch boxes between its
+  registers, costed ``TIMING_WEIGHT`` per extra tile.
 
 The start is a greedy cluster placement (each node, in breadth-first order from the IO
 inputs, on the free site nearest to the centre of its placed neighbours), which already puts
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import math
 import random
+from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass
 
@@ -33,6 +36,7 @@ from .netlist import Netlist
 
 CHAIN_WEIGHT = 4.0
 TIMING_WEIGHT = 2.0
+COMB_HOPS = 4
 
 
 class PlaceError(ValueError):
@@ -87,7 +91,7 @@ def check_fit(net: Netlist, layout) -> None:
                              f"{len(sites[kind])}")
 
 
-def place(net: Netlist, layout, seed: int = 0, effort: float = 1.0) -> Placement:
+def place(net: Netlist, layout, seed: int = 0, effort: float = 0.5) -> Placement:
     """Place ``net`` on the array of ``layout`` (see the module docstring)."""
     check_fit(net, layout)
     rng = random.Random(seed)
@@ -115,7 +119,10 @@ def place(net: Netlist, layout, seed: int = 0, effort: float = 1.0) -> Placement
     def edge_cost(i):
         u, v, lat = edges[i]
         d = abs(pos[u][0] - pos[v][0]) + abs(pos[u][1] - pos[v][1])
-        return TIMING_WEIGHT * (lat - d) if lat > d else 0.0
+        if lat > d:
+            return TIMING_WEIGHT * (lat - d)
+        over = d - COMB_HOPS * (lat + 1)
+        return TIMING_WEIGHT * over if over > 0 else 0.0
 
     ncost = [net_cost(i) for i in range(len(nets))]
     ecost = [edge_cost(i) for i in range(len(edges))]
@@ -123,6 +130,7 @@ def place(net: Netlist, layout, seed: int = 0, effort: float = 1.0) -> Placement
     movable = {k: [i for i in range(n) if kinds[i] == k] for k in ("pe", "mem", "io")}
     order = [i for i in range(n) if len(sites[kinds[i]]) > 1]
     total = sum(ncost) + sum(ecost)
+    samplers = {k: _Sampler(v, rng) for k, v in sites.items()}
     if order and (nets or edges):
         rows, cols = layout.rows, layout.columns
         limit = float(max(rows, cols))
@@ -137,11 +145,9 @@ def place(net: Netlist, layout, seed: int = 0, effort: float = 1.0) -> Placement
                 a = order[rng.randrange(len(order))]
                 kind = kinds[a]
                 ra, ca = pos[a]
-                lim = max(1, int(limit))
-                cand = [s for s in _window(sites[kind], ra, ca, lim) if s != pos[a]]
-                if not cand:
+                target = samplers[kind](ra, ca, max(1, int(limit)))
+                if target is None:
                     continue
-                target = cand[rng.randrange(len(cand))]
                 b = occupant.get(target)
                 touched_n = set(node_nets[a])
                 touched_e = set(node_edges[a])
@@ -204,8 +210,28 @@ def place(net: Netlist, layout, seed: int = 0, effort: float = 1.0) -> Placement
     return Placement({nodes[i]: pos[i] for i in range(n)}, layout.columns, total, wl)
 
 
-def _window(sites, r, c, lim):
-    return [s for s in sites if abs(s[0] - r) <= lim and abs(s[1] - c) <= lim]
+class _Sampler:
+    """A random site of one kind inside a window around ``(r, c)``, other than ``(r, c)``
+    (``None`` after a few misses): rows and columns drawn from the kind's rows and columns
+    inside the window, kept when the pair is a site."""
+
+    def __init__(self, sites, rng: random.Random):
+        self.sites = set(sites)
+        self.rows = sorted({s[0] for s in sites})
+        self.cols = sorted({s[1] for s in sites})
+        self.rng = rng
+
+    def __call__(self, r: int, c: int, lim: int):
+        rows, cols, rng = self.rows, self.cols, self.rng
+        r0, r1 = bisect_left(rows, r - lim), bisect_right(rows, r + lim)
+        c0, c1 = bisect_left(cols, c - lim), bisect_right(cols, c + lim)
+        if r0 >= r1 or c0 >= c1:
+            return None
+        for _ in range(8):
+            s = (rows[rng.randrange(r0, r1)], cols[rng.randrange(c0, c1)])
+            if s != (r, c) and s in self.sites:
+                return s
+        return None
 
 
 def _initial(net: Netlist, nodes, kinds, sites, layout) -> list[tuple[int, int]]:

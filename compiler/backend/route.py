@@ -136,9 +136,9 @@ def _congestion_message(rg: RouteGraph, occ: list[int], it: int) -> str:
     name = rg.names[worst]
     d = rg.g.nodes[name]
     tracks = sum(1 for n in rg.names if n.startswith(name.rsplit(".", 1)[0] + "."))
-    return (f"unroutable after {it} iterations: {occ[worst]} nets need switch-box track "
-            f"{name} (tile {d['tile']} at row {d['row']}, column {d['col']}, side "
-            f"{d.get('side', '-')}, {tracks} tracks per side)")
+    return (f"unroutable after {it} iterations: {occ[worst]} nets need {name}, "
+            f"{d.get('side', '-')} side of the {d['width']}-bit switch box of tile {d['tile']} "
+            f"(row {d['row']}, column {d['col']}), which has {tracks} tracks per side")
 
 
 def _route_net(net, rg: RouteGraph, occ, hist, pres) -> dict[int, tuple[int | None, int]]:
