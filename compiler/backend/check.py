@@ -218,14 +218,12 @@ def check_bitstream(bits: Bitstream, net: Netlist, tiles: dict[str, int], graph,
                     run = 0
                 else:
                     run += 1
-                mt = graph.nodes[mux]["tile"]
                 msel = reg(*rev.reg_of[mux])
                 src = rev.sel.get((mux, msel))
                 if src is None:
                     errors.append(f"tile {tid} input {port}: mux {mux} select {msel} reads "
                                   f"no input (constant 0)")
                     return None
-                del mt
                 node = src
                 continue
             errors.append(f"tile {tid} input {port}: unexpected {kind} node {node}")

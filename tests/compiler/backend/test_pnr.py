@@ -6,7 +6,9 @@ connection) fail; too-large and unroutable designs give one-line errors; ``ubc p
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -16,7 +18,7 @@ from compiler.backend.netlist import Netlist
 from compiler.backend.pad import pad_latencies
 from compiler.backend.pnr import PnRError, array_data, place_and_route
 from compiler.backend.place import place
-from compiler.backend.route import RouteError, RouteGraph, route
+from compiler.backend.route import RouteError, route
 from compiler.backend.pnr import routing_nets
 from compiler.cli import main
 from compiler.pipeline import app_inputs, compile_app
@@ -193,6 +195,17 @@ def test_cli_pnr_json_plot_and_out(tmp_path, capsys):
     assert (out / "gaussian-cgra_8x8.bitstream.bin").stat().st_size == 8 * s["bitstream_words"]
     assert main(args + ["--json"]) == 0
     assert json.loads(capsys.readouterr().out)["bitstream_sha256"] == s["bitstream_sha256"]
+
+
+def test_cli_json_sha_is_the_same_in_two_processes():
+    """Two processes with different hash seeds (set and dict orders) give the same bytes."""
+    shas = []
+    for hash_seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-m", "compiler", "pnr", "gaussian", "--arch",
+                              "cgra_8x8", "--json"], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": hash_seed})
+        shas.append(json.loads(out.stdout)["bitstream_sha256"])
+    assert shas[0] == shas[1]
 
 
 def test_cli_pnr_errors_leave_nothing(tmp_path, capsys):
