@@ -3,8 +3,8 @@
     .venv/bin/python bench/pnr.py [APP ...] [--arch A ...] [--seed N] [--small]
 
 For each app at its Table 7.1 sizes (``--small``: the tests' reduced sizes) on each given arch
-(default: the smallest shipped arch of cgra_8x8 and cgra_16x32 that it fits, by the netlist's
-counts), compile it, place and route it and check the bitstream. Prints one markdown table row
+(default: the smallest shipped arch that it fits, by the netlist's counts: cgra_4x4, cgra_4x16,
+cgra_8x8, cgra_16x32), compile it, place and route it and check the bitstream. Prints one markdown table row
 per app and arch: place seconds, route seconds (wall clock, this machine), routing iterations,
 wirelength (routing-graph nodes used), pipeline registers, register PEs, longest combinational
 path in switch-box hops, PEs/MEMs/IOs, bitstream writes and the checker's verdict. An app that
@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-ARCHS = ("cgra_8x8", "cgra_16x32")
+ARCHS = ("cgra_4x4", "cgra_4x16", "cgra_8x8", "cgra_16x32")   # the shipped arrays, by size
 
 
 def main(argv=None) -> int:

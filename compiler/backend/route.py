@@ -227,7 +227,7 @@ def assign_registers(nr: NetRoute, rg: RouteGraph) -> set[str]:
     (``r + 1 <= min L``) and must when some sink below would otherwise run out of muxes
     (``L_s - r >= muxes left to s``). Between those bounds it registers when the run of
     unregistered hops since the last register has reached the even spacing of the tightest
-    sink below. Falls back to registering as early as possible (always feasible when any
+    sink below (the smallest latency, the longest path among those). Falls back to registering as early as possible (always feasible when any
     assignment is) if the spread choice misses a latency."""
     children: dict[str, list[str]] = {}
     for n, p in nr.parent.items():
@@ -269,7 +269,7 @@ def assign_registers(nr: NetRoute, rg: RouteGraph) -> set[str]:
                 may = r + 1 <= hi
                 want = False
                 if spread and may:
-                    s_min = min(below[n], key=lambda s: (lat[s], s))
+                    s_min = min(below[n], key=lambda s: (lat[s], -below[n][s], s))
                     need, c = lat[s_min] - r, below[n][s_min]
                     want = need > 0 and (since + 1) * (need + 1) >= since + c
                 elif may:

@@ -222,7 +222,7 @@ def test_cli_pnr_errors_leave_nothing(tmp_path, capsys):
 @pytest.mark.parametrize("app", sorted(SMALL))
 def test_full_size_apps(app):
     """Every app at Table 7.1 sizes on the smallest shipped arch it fits."""
-    for arch in ("cgra_8x8", "cgra_16x32"):
+    for arch in ("cgra_4x4", "cgra_4x16", "cgra_8x8", "cgra_16x32"):
         result = compile_app(app, arch)
         if result.fits()[0]:
             break
