@@ -254,9 +254,11 @@ def test_simulated_array_sees_a_corrupted_pipeline_register():
 
 
 @pytest.mark.regress
-@pytest.mark.parametrize("app", ["cascade", "gpyr", "laplacian", "unsharp", "upsample"])
+@pytest.mark.parametrize("app", ["cascade", "gemm", "gpyr", "laplacian", "resnet", "unsharp",
+                                 "upsample"])
 def test_more_small_apps_run_on_the_simulated_array(app):
-    arch = "cgra_4x4" if compile_app(app, "cgra_4x4", SMALL[app]).fits()[0] else "cgra_4x16"
+    arch = next(a for a in ("cgra_4x4", "cgra_4x16", "cgra_8x8")
+                if compile_app(app, a, SMALL[app]).fits()[0])
     bundle, run = _array_run(app, arch)
     assert run.mismatches(bundle) == []
     assert run.last_write == bundle["cycles_predicted"]
