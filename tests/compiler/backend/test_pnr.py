@@ -65,6 +65,38 @@ def test_padding_keeps_the_netlist_model_passing(gaussian):
     assert not check_netlist(broken, result.arch, result.program, inputs, golden).ok
 
 
+def test_replicated_template_start_copies_one_lane_shape():
+    """gemm's unrolled MAC lanes are copies of one template; the replicated start puts every
+    lane in the first lane's shape, moved; both starts beat a random one."""
+    import random
+    from compiler.backend.place import _initial, _nets, lanes, site_lists
+    result = compile_app("gemm", "cgra_8x8", SMALL["gemm"])
+    net, lay = result.netlist, array_data(result.arch).layout
+    (group,) = lanes(net).values()
+    assert len(group) == 4 and len({len(lane) for lane in group}) == 1
+    nodes = sorted(net.graph.nodes)
+    kinds = [net.graph.nodes[n]["kind"] for n in nodes]
+    sites = site_lists(lay)
+    idx = {n: i for i, n in enumerate(nodes)}
+
+    def hpwl(pos):
+        nets, _ = _nets(net, nodes)
+        return sum(w * (max(pos[m][0] for m in ms) - min(pos[m][0] for m in ms)
+                        + max(pos[m][1] for m in ms) - min(pos[m][1] for m in ms))
+                   for w, ms in nets)
+    rep = _initial(net, nodes, kinds, sites, lay, replicate=True)
+    shapes = set()
+    for lane in group:
+        r0, c0 = rep[idx[lane[0]]]
+        shapes.add(tuple((rep[idx[n]][0] - r0, rep[idx[n]][1] - c0) for n in lane))
+    assert len(shapes) == 1
+    rng = random.Random(0)
+    free = {k: rng.sample(v, len(v)) for k, v in sites.items()}
+    rand = [free[k].pop() for k in kinds]
+    clus = _initial(net, nodes, kinds, sites, lay, replicate=False)
+    assert 4 * max(hpwl(rep), hpwl(clus)) < 3 * hpwl(rand)
+
+
 def test_gaussian_places_routes_and_checks(gaussian):
     result, pnr = gaussian
     s = pnr.summary()
