@@ -97,6 +97,33 @@ def test_replicated_template_start_copies_one_lane_shape():
     assert 4 * max(hpwl(rep), hpwl(clus)) < 3 * hpwl(rand)
 
 
+def test_exact_latencies_on_a_synthetic_netlist():
+    """Every latency from 0 to the route limit on 16-bit and 1-bit edges, a fan-out whose
+    sinks want different latencies, and a PE feeding itself back (a route that leaves the tile
+    and comes back): each sink gets exactly its latency, and the checker agrees."""
+    from compiler.backend.netlist import GLBLayout
+    from ubgen.pe.ops import Op
+    net = Netlist("synthetic", "cgra_8x8")
+    glb = GLBLayout("x", (0,), (1,), (16,)).to_dict()
+    net.add_node("in", "io", {}, stream="glb2f", glb=glb)
+    net.add_node("out", "io", {}, stream="f2glb", glb=glb)
+    for k in range(6):
+        net.add_node(f"p{k}", "pe", {"op": int(Op.ADD), "out_reg": 1})
+        net.add_edge("in", "io2f_16", f"p{k}", "data0", k)          # one net, six latencies
+        net.add_edge("in", "io2f_1", f"p{k}", "bit0", 5 - k, width=1)
+    net.add_edge("p0", "res", "p0", "data1", 3)                      # a loop back into p0
+    for k in range(1, 6):
+        net.add_edge(f"p{k - 1}", "res_p", f"p{k}", "bit1", k - 1, width=1)
+    net.add_edge("p5", "res", "out", "f2io_16", 4)
+    pnr = place_and_route(net, "cgra_8x8", max_route_latency=5)
+    assert pnr.padded.count("pe") == 6                               # no register PE needed
+    for nr in pnr.routing.nets.values():
+        for sink, lat in nr.sinks:
+            assert nr.latency(sink) == lat
+    assert pnr.check.ok, pnr.check.summary()
+    assert pnr.check.edges == net.graph.number_of_edges()
+
+
 def test_gaussian_places_routes_and_checks(gaussian):
     result, pnr = gaussian
     s = pnr.summary()
