@@ -24,6 +24,7 @@ register values (writes over reset values), and then
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
 
 from ubgen.pe.ops import Op
@@ -75,14 +76,13 @@ class _Reverse:
                 self.fixed[v] = u
 
 
-_REVERSE: dict[int, _Reverse] = {}
+_REVERSE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _reverse(g) -> _Reverse:
-    key = id(g)
-    if key not in _REVERSE:
-        _REVERSE[key] = _Reverse(g)
-    return _REVERSE[key]
+    if g not in _REVERSE:
+        _REVERSE[g] = _Reverse(g)
+    return _REVERSE[g]
 
 
 @dataclass
