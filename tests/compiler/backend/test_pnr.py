@@ -324,6 +324,18 @@ def test_more_small_apps_run_on_the_simulated_array(app):
 
 
 @pytest.mark.regress
+def test_gaussian_64x64_runs_on_the_simulated_cgra_8x8():
+    """``make sim``'s default case (gaussian at Table 7.1 size on cgra_8x8) on the RTL."""
+    result = compile_app("gaussian", "cgra_8x8")
+    pnr = place_and_route(result.netlist, result.arch)
+    bundle = make_bundle(result, pnr)
+    run = run_bundle(result.arch, bundle, [b["column"] for b in pnr.io_banks().values()])
+    assert run.mismatches(bundle) == []
+    assert len(run.writes) == bundle["output_writes"] == 62 * 62
+    assert run.last_write == bundle["cycles_predicted"] == 4103
+
+
+@pytest.mark.regress
 @pytest.mark.parametrize("app", sorted(SMALL))
 def test_full_size_apps(app):
     """Every app at Table 7.1 sizes on the smallest shipped arch it fits."""
