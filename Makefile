@@ -58,6 +58,7 @@ fpga: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/area.py
 	$(PY) bench/cgra.py --arch $(BENCH_ARCHS)
+	$(PY) bench/pnr.py
 
 evaluate: $(STAMP)
 	$(PY) -m compiler.sweep.evaluate --workers $(WORKERS) $(EVAL_ARGS)

@@ -4,6 +4,7 @@
     ubc map APP ...                buffer mapping report (:mod:`.map`)
     ubc compile / netlist APP ...  every stage, the netlist and its model (:mod:`.backend`)
     ubc sweep APP ...              a design-space sweep (:mod:`.sweep`)
+    ubc pnr APP ...                place and route, bitstream and its check (:mod:`.pnr`)
 
 One module per command family, each with an ``add_*_subcommand(subparsers)``; the shared
 argument and file-writing helpers are in :mod:`.common`. The command modules import
@@ -21,6 +22,7 @@ from ..pipeline import user_errors
 from .backend import add_backend_subcommands
 from .common import add_app_arguments
 from .map import add_map_subcommand
+from .pnr import add_pnr_subcommand
 from .schedule import add_schedule_subcommand
 from .sweep import add_sweep_subcommand
 
@@ -38,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_map_subcommand(sub)
     add_backend_subcommands(sub)
     add_sweep_subcommand(sub)
+    add_pnr_subcommand(sub)
     return p
 
 

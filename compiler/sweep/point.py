@@ -23,6 +23,11 @@ the flow and records its figures in ``point.metrics``. What exists today:
   ``cycles_predicted``; the fit becomes
   the pipeline's (``compiler.pipeline.resources``).
 
+* ``pnr``: place and route of the netlist (``compiler.backend.pnr``; docs/pnr.md):
+  ``place_seconds``, ``route_seconds``, ``wirelength``, ``pipeline_registers``,
+  ``register_pes``, ``max_comb_hops``, ``bitstream_words``, ``pnr_check``; not run for a
+  netlist that does not fit.
+
 Without the netlist stage ``pes`` is ``None`` with the note :data:`PES_PENDING` and ``fits``
 checks what the mapping knows. A later stage (place and route, simulation) is one more function
 in :data:`STAGES` that reads what the earlier ones left on the :class:`Point` and sets its
@@ -68,7 +73,8 @@ RESULT_KEYS = frozenset({
     "mem_sram_words", "controller_pes", "glb_words", "backends", "read_ports",
     "register_file_banks", "pub_mems", "register_file_tiles", "ios", "cycles_predicted",
     "register_stages", "fits", "out_of", "fit", "seconds",
-    "notes", "code", "cached", "key", "refused"})
+    "notes", "code", "cached", "key", "refused", "place_seconds", "route_seconds", "wirelength",
+    "pipeline_registers", "register_pes", "max_comb_hops", "bitstream_words", "pnr_check"})
 
 
 class PointError(ValueError):
@@ -243,6 +249,26 @@ def stage_netlist(pt: Point) -> None:
     pt.resources = resources(net, pt.arch)
 
 
+def stage_pnr(pt: Point) -> None:
+    """Place and route the netlist (``compiler.backend.pnr.place_and_route``, seed 0; paper §V
+    "Finishing Steps", docs/pnr.md): ``place_seconds``, ``route_seconds``, ``wirelength``,
+    ``pipeline_registers``, ``register_pes``, ``max_comb_hops``, ``bitstream_words`` and the
+    bitstream checker's verdict ``pnr_check``. A netlist that does not fit the array is not
+    placed (the point is "does-not-fit" with the resources that ran out); a design that cannot
+    be routed fails the point with the router's one-line error."""
+    from ..backend.pnr import place_and_route
+    if pt.netlist is None:
+        raise PointError("the pnr stage needs the netlist stage")
+    if any(need > have for need, have in pt.resources.values()):
+        pt.notes.append("pnr: not run: the netlist does not fit the array")
+        return
+    s = place_and_route(pt.netlist, pt.arch, seed=0).summary()
+    pt.metrics.update({k: s[k] for k in PNR_KEYS}, pnr_check=s["check"])
+
+
+PNR_KEYS = ("place_seconds", "route_seconds", "wirelength", "pipeline_registers",
+            "register_pes", "max_comb_hops", "bitstream_words")
+
 # The stages a point can run, in flow order. A new stage is one entry here: a function of the
 # Point that reads what earlier stages left (pt.program, pt.schedule, pt.impls, ...) and sets
 # pt.metrics (e.g. "pes" from the netlist; place-and-route and simulation figures).
@@ -250,6 +276,7 @@ STAGES: dict[str, Callable[[Point], None]] = {
     "schedule": stage_schedule,
     "map": stage_map,
     "netlist": stage_netlist,
+    "pnr": stage_pnr,
 }
 
 

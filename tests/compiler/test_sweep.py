@@ -162,6 +162,18 @@ def test_without_the_netlist_stage_pes_are_pending():
     assert r["fits"] is True and r["fit"]["pes"]["used"] is None      # mapping-based check
 
 
+def test_pnr_stage_places_and_routes_what_fits():
+    r = evaluate_point("gaussian", dict(SMALL, arch="cgra_8x8"),
+                       ("schedule", "map", "netlist", "pnr"))
+    assert r["status"] == "ok" and r["pnr_check"] == "pass", r
+    assert r["wirelength"] > 0 and r["bitstream_words"] > 0 and "pnr" in r["seconds"]
+    big = evaluate_point("harris", {"arch": "cgra_4x4"}, ("schedule", "map", "netlist", "pnr"))
+    assert big["status"] == "does-not-fit" and big.get("place_seconds") is None
+    assert "pnr: not run: the netlist does not fit the array" in big["notes"]
+    r = evaluate_point("gaussian", SMALL, ("schedule", "map", "pnr"))
+    assert r["status"] == "error" and "needs the netlist stage" in r["error"]
+
+
 def test_cli_json_plot_and_errors(tmp_path, capsys):
     plot = tmp_path / "sweep.png"
     args = ["sweep", "gaussian", "--size", "width=16", "--size", "height=12", "--param",
@@ -179,7 +191,7 @@ def test_cli_json_plot_and_errors(tmp_path, capsys):
     for bad, needle in ((["--param", "unroll"], "NAME=V1,V2"),
                         (["--param", "unrol=1"], "no size 'unrol'"),
                         (["--param", "arch=cgra_1x1"], "constraints file not found"),
-                        (["--stages", "schedule,pnr"], "unknown stage"),
+                        (["--stages", "schedule,sim"], "unknown stage"),
                         (["--workers", "-1"], "--workers"),
                         (["--plot", str(tmp_path / "no" / "p.png")], "does not exist")):
         assert main(["sweep", "gaussian", "--workers", "0", "--no-cache"] + bad) == 1
