@@ -5,7 +5,8 @@ Ports: ``clk``, ``rst`` and the AXI4-Lite slave ``s_axil_*`` (32-bit data, byte 
 Address map (:func:`top_address_map` exports it as data; docs/top.md describes it):
 
 * ``0x0000_0000 + 4*i``: control/status registers :data:`CONTROL` (``START``, ``STALL``,
-  ``DONE``, ``CYCLE``, ``ERROR``, ``DONE_CYCLE``, ``INFO``);
+  ``DONE``, ``CYCLE``, ``ERROR``, ``DONE_CYCLE``, ``INFO``) and the performance counters
+  ``FIRST_WRITE``, ``LAST_WRITE``, ``WRITES`` (:mod:`.counters`);
 * ``0x1000_0000 + 4*w``: global-buffer word ``w`` (16 bits, bank-major: ``w = bank *
   bank_words + offset``); only while not running (``START`` = 0);
 * ``0x8000_0000 | tile_id << 18 | reg_offset << 2``: tile configuration register (write and
@@ -31,6 +32,7 @@ from ..array.layout import ArrayLayout
 from ..array.tile import TILE_ADDR_WIDTH
 from ..glb.global_buffer import GlobalBuffer, bank_addr_width, host_addr_width
 from .axil import AXILiteSlave, axil_members
+from .counters import WriteCounters
 
 __all__ = ["CGRATop", "CONTROL", "ControlRegister", "GLB_BASE", "TILE_BASE", "top_address_map",
            "tile_address", "glb_address", "control_address"]
@@ -63,6 +65,12 @@ CONTROL = [
     ControlRegister("DONE_CYCLE", 5, "rw", 32, "cycle count at which the application is done"),
     ControlRegister("INFO", 6, "ro", 32, "rows[7:0], columns[15:8], GLB banks[23:16], "
                     "log2(GLB bank words)[31:24]"),
+    ControlRegister("FIRST_WRITE", 7, "ro", 32, "CYCLE at the array's first GLB write of the "
+                    "run (valid when WRITES > 0; cleared by START = 1, held after the run)"),
+    ControlRegister("LAST_WRITE", 8, "ro", 32, "CYCLE at the array's last GLB write of the run "
+                    "(valid when WRITES > 0; cleared by START = 1, held after the run)"),
+    ControlRegister("WRITES", 9, "ro", 32, "GLB words the array wrote during the run (cleared "
+                    "by START = 1, held after the run)"),
 ]
 
 
@@ -149,6 +157,10 @@ class CGRATop(wiring.Component):
         m.d.comb += [array.run.eq(run), array.stall.eq(stall), glb.run.eq(run)]
         done = Signal()
         m.d.comb += done.eq(run & (array.cycle_count >= target))
+        perf = m.submodules.perf = WriteCounters(max(1, len(self.io_columns)))
+        m.d.comb += [perf.run.eq(run), perf.cycle.eq(array.cycle_count)]
+        for i, c in enumerate(self.io_columns):
+            m.d.comb += perf.we[i].eq(getattr(array, f"glb_{c}").we)
 
         bus = axil.bus
         addr = bus.addr
@@ -161,7 +173,8 @@ class CGRATop(wiring.Component):
         values = {"START": run, "STALL": stall, "DONE": done, "CYCLE": array.cycle_count,
                   "ERROR": Cat(array.error, glb.error), "DONE_CYCLE": target,
                   "INFO": Const(arch.array.rows | arch.array.columns << 8 | g.banks << 16 |
-                                bank_addr_width(g) << 24, 32)}
+                                bank_addr_width(g) << 24, 32),
+                  "FIRST_WRITE": perf.first, "LAST_WRITE": perf.last, "WRITES": perf.writes}
         writable = {"START": run, "STALL": stall, "DONE_CYCLE": target}
         assert set(writable) == {r.name for r in CONTROL if r.access == "rw"}
         with m.If(region_ctrl & (bus.we | bus.re)):
@@ -175,6 +188,8 @@ class CGRATop(wiring.Component):
                             reg = writable[r.name]
                             with m.If(bus.we):
                                 m.d.sync += reg.eq(bus.wdata[:len(reg)])
+                        if r.name == "START":      # a run starts: the counters restart
+                            m.d.comb += perf.clear.eq(bus.we & bus.wdata[0] & ~run)
 
         # --- global buffer: host port, only while stopped; reads answer one cycle later
         glb_words = g.banks * g.bank_words
