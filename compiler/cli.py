@@ -139,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_backend_subcommands(sub)
     from .cli_sweep import add_sweep_subcommand
     add_sweep_subcommand(sub)
+    from .cli_pnr import add_pnr_subcommand
+    add_pnr_subcommand(sub)
     return p
 
 

@@ -1,0 +1,105 @@
+"""``ubc pnr``: place and route an app onto an array and assemble its bitstream
+(compiler.backend.pnr, docs/pnr.md).
+
+    ubc pnr APP [--arch A] [--seed N] [--size K=V ...] [--json] [--plot FILE] [--out DIR]
+
+Prints the placement, routing and bitstream figures and the bitstream checker's verdict
+(``--json``: one JSON object). ``--plot FILE`` draws the placed and routed array; ``--out DIR``
+writes ``<app>-<arch>.bitstream.json`` and ``.bin``. Exit status 3 when the checker fails.
+Nothing is written when anything fails.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .pipeline import DEFAULT_ARCH
+
+
+def _check_target(path: str | None, directory: bool = False) -> None:
+    if not path:
+        return
+    p = Path(path)
+    parent = p if directory else p.resolve().parent
+    if directory:
+        if p.exists() and not p.is_dir():
+            raise ValueError(f"cannot write into {path}: not a directory")
+        if not p.exists() and not p.resolve().parent.is_dir():
+            raise ValueError(f"cannot create {path}: directory {p.resolve().parent} does not "
+                             f"exist")
+    elif not parent.is_dir():
+        raise ValueError(f"cannot write {path}: directory {parent} does not exist")
+
+
+def cmd_pnr(args) -> int:
+    from .backend.pnr import place_and_route
+    from .pipeline import compile_app
+    from .source import parse_sizes
+    _check_target(args.plot)
+    _check_target(args.out, directory=True)
+    result = compile_app(args.app, args.arch, parse_sizes(args.size))
+    ok, why = result.fits()
+    if not ok:
+        from .backend.pnr import PnRError
+        raise PnRError(why)
+    pnr = place_and_route(result.netlist, result.arch, seed=args.seed)
+    summary = pnr.summary()
+    if args.plot:
+        from .backend.pnr_plot import plot_pnr
+        fd, tmp = tempfile.mkstemp(dir=Path(args.plot).resolve().parent, prefix=".ubc-",
+                                   suffix=Path(args.plot).suffix or ".png")
+        os.close(fd)
+        try:
+            plot_pnr(pnr, tmp)
+            os.replace(tmp, args.plot)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    if args.out:
+        out = Path(args.out)
+        created = not out.exists()
+        out.mkdir(exist_ok=True)
+        try:
+            files = pnr.bitstream.save(out, f"{summary['app']}-{summary['arch']}")
+        except BaseException:
+            if created:
+                out.rmdir()
+            raise
+        summary["bitstream_files"] = [str(f) for f in files]
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        s = summary
+        print(f"{s['app']} on {s['arch']} (seed {s['seed']}): {s['pes']} PEs "
+              f"({s['register_pes']} register PEs), {s['mems']} MEMs, {s['ios']} IOs")
+        print(f"  place {s['place_seconds']:.2f} s, route {s['route_seconds']:.2f} s "
+              f"({s['routing_iterations']} iterations): wirelength {s['wirelength']} routing "
+              f"nodes, {s['pipeline_registers']} pipeline registers, longest combinational "
+              f"path {s['max_comb_hops']} switch-box hops")
+        print(f"  bitstream: {s['bitstream_words']} writes, sha256 {s['bitstream_sha256']}")
+        print(f"  check: {s['check_detail']}")
+        if args.plot:
+            print(f"  plot: {args.plot}")
+        for f in summary.get("bitstream_files", []):
+            print(f"  wrote {f}")
+    return 0 if pnr.check.ok else 3
+
+
+def add_pnr_subcommand(subparsers) -> None:
+    from .cli import add_app_arguments
+    s = subparsers.add_parser(
+        "pnr", help="place and route an app onto the array; assemble and check its bitstream",
+        description="Compile APP to its netlist, place it (simulated annealing), route it "
+        "(PathFinder on the array's routing graph, every edge with its exact latency through "
+        "switch-box pipeline registers and register PEs), assemble the configuration "
+        "bitstream and check it with the independent bitstream checker. Exit status 3 when "
+        "the checker fails.")
+    add_app_arguments(s, default_arch=DEFAULT_ARCH)
+    s.add_argument("--seed", type=int, default=0, help="placement seed (default 0)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--plot", metavar="FILE", help="draw the placed and routed array (PNG)")
+    s.add_argument("--out", metavar="DIR", help="write the bitstream as JSON and binary into "
+                   "DIR")
+    s.set_defaults(func=cmd_pnr)
