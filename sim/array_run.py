@@ -152,9 +152,12 @@ def _waves_default() -> bool:
 
 
 def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
-               model: dict | None = None, keep: bool = False) -> dict:
+               model: dict | None = None, keep: bool = False,
+               stress: int | None = None) -> dict:
     """Run ``bundle`` (``compiler.backend.bundle.make_bundle``) on ``arch``'s ``cgra_top``
-    (module docstring). ``model``: a :func:`model_for` result to reuse. Returns the testbench's
+    (module docstring). ``model``: a :func:`model_for` result to reuse. ``stress``: a seed
+    for the reliability run (random AXI-Lite traffic woven into the host's steps,
+    :mod:`sim.tb.test_e2e`; its wrong responses count as failures). Returns the testbench's
     observations and the verdict: ``passed``, ``match``, ``cycles_predicted``,
     ``cycles_measured``, ``first_write``, ``writes``, ``output_writes``, ``error``,
     ``readback_mismatches``, ``output_mismatches`` (count and the first few), ``sim_seconds``,
@@ -172,7 +175,7 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     runs = E2E_BUILD / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     run_dir = Path(tempfile.mkdtemp(dir=runs, prefix=f"{bundle['app']}-{arch.name}-"))
-    job = {"bundle": bundle, "plan": host_plan(model["address_map"])}
+    job = {"bundle": bundle, "plan": host_plan(model["address_map"]), "stress": stress}
     (run_dir / "job.json").write_text(json.dumps(job))
     result_path = run_dir / "result.json"
     env = {"PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent),
@@ -233,5 +236,8 @@ def verdict(res: dict) -> dict:
         why.append(f"GLB writes {res.get('writes')} != {res['output_writes']} expected")
     if res.get("error"):
         why.append(f"ERROR register = {res['error']}")
+    if res.get("stress_mismatches"):
+        why.append(f"{res['stress_mismatches']} wrong responses to random traffic "
+                   f"(first: {res['stress_first'][0]})")
     return {"match": bool(match), "cycles_measured": measured, "passed": not why,
             "failures": why}

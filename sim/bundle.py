@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["BundleError", "FIELDS", "load_bundle", "validate_bundle", "host_plan"]
+__all__ = ["BundleError", "FIELDS", "load_bundle", "validate_bundle", "host_plan", "tile_spans"]
 
 FIELDS = ("app", "arch", "bitstream", "glb_inputs", "glb_outputs", "cycles_predicted",
           "done_cycle", "output_writes")
@@ -99,9 +99,24 @@ def load_bundle(path: str | Path, address_map: dict | None = None) -> dict:
     return validate_bundle(bundle, address_map)
 
 
+def tile_spans(address_map: dict) -> dict[int, int]:
+    """Tile id -> the number of register offsets it answers (its registers and windows; the
+    rest of its address range is SLVERR, docs/top.md)."""
+    kinds = address_map["tiles"]["kinds"]
+    span = {k: max([r["offset"] + 1 for r in v["registers"]]
+                   + [w["offset"] + w["size"] for w in v["windows"]] + [0])
+            for k, v in kinds.items()}
+    return {t["tile_id"]: span[t["kind"]] for t in address_map["tiles"]["list"]}
+
+
 def host_plan(address_map: dict) -> dict:
     """What the host testbench needs from the top's address map: the control registers'
-    addresses and the GLB base (sim/tb/host.py's ``plan``)."""
+    addresses and access, the GLB base and size, and the tiles' address ranges
+    (sim/tb/host.py's ``plan``)."""
+    t = address_map["tiles"]
     return {"control": {r["name"]: r["address"] for r in address_map["control"]},
+            "control_access": {r["name"]: r["access"] for r in address_map["control"]},
             "glb_base": address_map["glb"]["base"],
-            "glb_words": address_map["glb"]["banks"] * address_map["glb"]["bank_words"]}
+            "glb_words": address_map["glb"]["banks"] * address_map["glb"]["bank_words"],
+            "tile_base": t["base"], "tile_id_shift": t["tile_id_shift"],
+            "tile_spans": {str(k): v for k, v in tile_spans(address_map).items()}}
