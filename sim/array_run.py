@@ -153,11 +153,13 @@ def _waves_default() -> bool:
 
 def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
                model: dict | None = None, keep: bool = False,
-               stress: int | None = None) -> dict:
+               stress: int | None = None, plan_patch: dict | None = None) -> dict:
     """Run ``bundle`` (``compiler.backend.bundle.make_bundle``) on ``arch``'s ``cgra_top``
     (module docstring). ``model``: a :func:`model_for` result to reuse. ``stress``: a seed
     for the reliability run (random AXI-Lite traffic woven into the host's steps,
-    :mod:`sim.tb.test_e2e`; its wrong responses count as failures). Returns the testbench's
+    :mod:`sim.tb.test_e2e`; its wrong responses count as failures). ``plan_patch``: for
+    negative controls only, a deliberately wrong host view (``{"tile_span_extra": n}``: the
+    host believes every tile answers ``n`` more offsets). Returns the testbench's
     observations and the verdict: ``passed``, ``match``, ``cycles_predicted``,
     ``cycles_measured``, ``first_write``, ``writes``, ``output_writes``, ``error``,
     ``readback_mismatches``, ``output_mismatches`` (count and the first few), ``sim_seconds``,
@@ -175,7 +177,10 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     runs = E2E_BUILD / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     run_dir = Path(tempfile.mkdtemp(dir=runs, prefix=f"{bundle['app']}-{arch.name}-"))
-    job = {"bundle": bundle, "plan": host_plan(model["address_map"]), "stress": stress}
+    plan = host_plan(model["address_map"])
+    extra = (plan_patch or {}).get("tile_span_extra", 0)
+    plan["tile_spans"] = {k: v + extra for k, v in plan["tile_spans"].items()}
+    job = {"bundle": bundle, "plan": plan, "stress": stress}
     (run_dir / "job.json").write_text(json.dumps(job))
     result_path = run_dir / "result.json"
     env = {"PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent),
