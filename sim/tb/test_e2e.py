@@ -55,6 +55,8 @@ async def write_many(host, pairs, what: str, traffic=None) -> None:
             if traffic:
                 await traffic.maybe(running=False)
             await host.write(a, v)
+            if traffic:
+                traffic.wrote(a, v)
         return
     events = [host.axil.init_write(a, int(v).to_bytes(4, "little")) for a, v in pairs]
     for (a, _), ev in zip(pairs, events):
@@ -96,8 +98,9 @@ class Traffic:
     def __init__(self, host: RawHost, plan: dict, bundle: dict, rng: random.Random,
                  rate: float = 0.5):
         self.host, self.plan, self.rng, self.rate = host, plan, rng, rate
-        self.bits = {a: v for a, v in bundle["bitstream"]}
-        self.bit_addrs = sorted(self.bits)
+        self.target = {a: v for a, v in bundle["bitstream"]}   # the configuration
+        self.bits: dict[int, int] = {}        # configuration words known to be in the top
+        self.bit_addrs = sorted(self.target)
         self.inputs = {w: v for w, v in bundle["glb_inputs"]}
         used = set(self.inputs) | {w for w, _ in bundle["glb_outputs"]}
         words = plan["glb_words"]
@@ -109,7 +112,7 @@ class Traffic:
         self.done_cycle = bundle["done_cycle"]
         self.done_value = 0                  # DONE_CYCLE's reset value
         self.stalled = 0
-        self.counts = {"transactions": 0, "rejected": 0, "reads_checked": 0}
+        self.counts = {"transactions": 0, "rejected": 0, "reads_checked": 0, "running": 0}
         self.mismatches: list[str] = []
 
     # --- the top's rules (docs/top.md), from the exported address map
@@ -186,6 +189,7 @@ class Traffic:
                 self.wrote(addr, value)
         self.counts["transactions"] += 1
         self.counts["rejected"] += not legal
+        self.counts["running"] += running
 
     def known(self, addr: int, running: bool):
         p = self.plan
@@ -205,8 +209,8 @@ class Traffic:
         """The value a legal write to ``addr`` may carry without changing the application, or
         None if it has none."""
         p = self.plan
-        if addr in self.bits:
-            return self.bits[addr]
+        if addr in self.target:
+            return self.target[addr]
         if addr == self.ctrl["DONE_CYCLE"]:
             return self.done_cycle
         if addr == self.ctrl["STALL"] and running:
@@ -216,8 +220,11 @@ class Traffic:
         return None
 
     def wrote(self, addr: int, value: int) -> None:
+        """A legal write (the traffic's or the host's) reached the top."""
         p = self.plan
-        if addr == self.ctrl["STALL"]:
+        if addr in self.target:
+            self.bits[addr] = value
+        elif addr == self.ctrl["STALL"]:
             self.stalled = value & 1
         elif addr == self.ctrl["DONE_CYCLE"]:
             self.done_value = value
@@ -315,7 +322,8 @@ async def run_job(dut, j: dict, result: dict) -> None:
         result["readback_mismatches"] += sum(g != want[w] for w, g in zip(words, got))
         result["stress_mismatches"] = len(traffic.mismatches)
         result["stress_first"] = traffic.mismatches[:SHOW]
-        log.append(f"stress: {traffic.counts['transactions']} random transactions, "
+        log.append(f"stress: {traffic.counts['transactions']} random transactions "
+                   f"({traffic.counts['running']} while running), "
                    f"{traffic.counts['rejected']} rejected, {traffic.counts['reads_checked']} "
                    f"read values checked, {len(traffic.mismatches)} wrong responses")
     result["completed"] = True

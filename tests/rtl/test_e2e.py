@@ -116,6 +116,7 @@ def test_reliability_random_axi_traffic(model):
     assert r["passed"], describe(r)
     s = r["stress"]
     assert s["transactions"] > 300 and s["rejected"] > 100 and s["reads_checked"] > 20, s
+    assert s["running"] > 20, s
     assert r["stress_mismatches"] == 0
 
 
