@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .bundle import validate_bundle
-from .runner import BUILD, VERILATOR_ARGS, hier_block_args, setup_verilator
+from .runner import BUILD, VERILATOR_ARGS, fst_build_args, hier_block_args, setup_verilator
 
 __all__ = ["run_bundle", "model_for", "generate_verilog", "E2E_BUILD", "RunError"]
 
@@ -130,10 +130,10 @@ def model_for(arch, waves: bool = False, log=None) -> dict:
                 runner.build(sources=[str(s) for s in hier_sources + _sources(rtl, arch.name)],
                              hdl_toplevel=top, build_dir=build_dir,
                              build_args=VERILATOR_ARGS + hier_args
-                             + (["--trace-fst"] if waves else []),
+                             + (fst_build_args() if waves else []),
                              waves=waves, timescale=("1ns", "1ps"),
                              log_file=build_dir / "build.log")
-            except SystemExit as e:        # cocotb_tools exits on a failed command
+            except (SystemExit, RuntimeError) as e:   # a failed command
                 raise RunError(f"Verilator build failed ({e}); see {build_dir}/build.log") \
                     from None
             seconds = time.perf_counter() - t

@@ -126,6 +126,8 @@ def test_negative_control_reliability_check_has_teeth(model):
     b = bundle_of("gaussian")
     r = run_bundle(b, ARCH, model=model, stress=7, plan_patch={"tile_span_extra": 8})
     assert not r["passed"] and r["stress_mismatches"] > 0, r["failures"]
+    assert all("response: got 2, expected 0" in m for m in r["stress_first"]), r["stress_first"]
+    assert r["match"] and r["cycles_measured"] == b["cycles_predicted"]   # only the bus differs
 
 
 # --- make regress: Table 7.1 sizes on the smallest shipped arch each app fits
