@@ -189,3 +189,28 @@ def test_regress_every_app_on_its_smallest_arch():
     REGRESS_TABLE.write_text("# make regress: every app end to end on cgra_top (Verilator)\n\n"
                              + header + "\n" + "\n".join(map(_table_row, rows)) + "\n")
     assert not failed, "\n".join(failed)
+
+
+def test_main_job_on_an_app_file(tmp_path, monkeypatch, model, capsys):
+    """``python -m sim.main --app FILE.json``: an application given as a Program JSON file
+    (random inputs of its buffers' types) runs end to end on the default arch and writes the
+    JSON record with every figure of the main job."""
+    import json
+    from apps import get_app
+    from sim import main as sim_main
+    program = get_app("brighten_blur").build(**SMALL["brighten_blur"])
+    path = tmp_path / "my_blur.json"
+    path.write_text(json.dumps(program.to_dict()))
+    monkeypatch.setattr(sim_main, "BUILD_SIM", tmp_path / "out")
+    assert sim_main.main(["--app", str(path)]) == 0
+    out = capsys.readouterr().out
+    for stage in ("compile:", "place:", "route:", "Verilog:", "Verilator build:", "configure:",
+                  "load:", "run:", "read back:"):
+        assert stage in out, stage
+    rec = json.loads((tmp_path / "out" / f"my_blur-{ARCH}.json").read_text())
+    assert rec["level"] == "array" and rec["match"] is True and rec["passed"] is True
+    assert rec["cycles_measured"] == rec["cycles_predicted"] > 0
+    for key in ("app", "arch", "pes", "mems", "ios", "registers", "compile_seconds",
+                "pnr_seconds", "verilator_build_seconds", "sim_seconds"):
+        assert key in rec, key
+    assert rec["verilator_build_seconds"] == 0          # the module's model was reused
