@@ -152,10 +152,12 @@ def _waves_default() -> bool:
 
 
 def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
-               model: dict | None = None, keep: bool = False,
+               model: dict | None = None, keep: bool | None = None,
                stress: int | None = None, plan_patch: dict | None = None) -> dict:
     """Run ``bundle`` (``compiler.backend.bundle.make_bundle``) on ``arch``'s ``cgra_top``
-    (module docstring). ``model``: a :func:`model_for` result to reuse. ``stress``: a seed
+    (module docstring). ``model``: a :func:`model_for` result to reuse. ``keep``: keep the run
+    directory (``build/sim/e2e/runs/...``: job, result, simulator log) always (True), never
+    (False) or when the run fails (None). ``stress``: a seed
     for the reliability run (random AXI-Lite traffic woven into the host's steps,
     :mod:`sim.tb.test_e2e`; its wrong responses count as failures). ``plan_patch``: for
     negative controls only, a deliberately wrong host view (``{"tile_span_extra": n}``: the
@@ -214,7 +216,7 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     res.update(verdict(res))
     if waves:
         res["waves"] = str(fst)
-    if not keep and res["passed"]:
+    if keep is False or (keep is None and res["passed"]):
         shutil.rmtree(run_dir, ignore_errors=True)
     else:
         res["run_dir"] = str(run_dir)

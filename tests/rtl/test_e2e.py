@@ -90,7 +90,7 @@ def test_negative_control_corrupted_bitstream_word(model):
     assert hits, "the bundle configures an f2glb connection box"
     i = hits[0]
     bad["bitstream"][i][1] ^= 1
-    r = run_bundle(bad, ARCH, model=model)
+    r = run_bundle(bad, ARCH, model=model, keep=False)
     assert not r["passed"] and not r["match"] and r["output_mismatches"] > 0, r["failures"]
     assert r["readback_mismatches"] == 0        # the hardware holds what it was given
 
@@ -101,7 +101,7 @@ def test_negative_control_changed_input_word(model):
     bad = copy.deepcopy(b)
     k = len(bad["glb_inputs"]) // 2
     bad["glb_inputs"][k][1] ^= 0x00FF
-    r = run_bundle(bad, ARCH, model=model)
+    r = run_bundle(bad, ARCH, model=model, keep=False)
     assert not r["passed"] and not r["match"] and r["output_mismatches"] > 0, r["failures"]
     assert r["cycles_measured"] == b["cycles_predicted"]     # timing is data-independent
 
@@ -124,7 +124,8 @@ def test_negative_control_reliability_check_has_teeth(model):
     """A host that believes every tile answers 8 more offsets than it does expects OKAY where
     the top answers SLVERR: the reliability run must report wrong responses."""
     b = bundle_of("gaussian")
-    r = run_bundle(b, ARCH, model=model, stress=7, plan_patch={"tile_span_extra": 8})
+    r = run_bundle(b, ARCH, model=model, stress=7, plan_patch={"tile_span_extra": 8},
+                   keep=False)
     assert not r["passed"] and r["stress_mismatches"] > 0, r["failures"]
     assert all("response: got 2, expected 0" in m for m in r["stress_first"]), r["stress_first"]
     assert r["match"] and r["cycles_measured"] == b["cycles_predicted"]   # only the bus differs
