@@ -165,6 +165,7 @@ def test_regress_every_app_on_its_smallest_arch():
         arch, result = smallest_fit(app)
         if arch is None:
             rows.append({"app": app, "note": f"does not fit: {result}"})
+            _write_table(rows)
             continue
         rep = result.report
         row = {"app": app, "arch": arch, "pes": rep["pes"], "mems": rep["mems"],
@@ -184,12 +185,19 @@ def test_regress_every_app_on_its_smallest_arch():
             failed.append(f"{app} on {arch}: {e}")
         row["seconds"] = round(time.perf_counter() - t, 1)
         rows.append(row)
+        _write_table(rows)                 # after every app: a long run shows its progress
+    _write_table(rows)
+    assert not failed, "\n".join(failed)
+
+
+def _write_table(rows: list[dict]) -> None:
     REGRESS_TABLE.parent.mkdir(parents=True, exist_ok=True)
     header = ("| app | arch | PEs | MEMs | IOs | cycles predicted | cycles measured | match | "
               "passed | seconds | note |\n|---|---|---:|---:|---:|---:|---:|---|---|---:|---|")
-    REGRESS_TABLE.write_text("# make regress: every app end to end on cgra_top (Verilator)\n\n"
-                             + header + "\n" + "\n".join(map(_table_row, rows)) + "\n")
-    assert not failed, "\n".join(failed)
+    tmp = REGRESS_TABLE.with_suffix(".md.tmp")
+    tmp.write_text("# make regress: every app end to end on cgra_top (Verilator)\n\n"
+                   + header + "\n" + "\n".join(map(_table_row, rows)) + "\n")
+    tmp.replace(REGRESS_TABLE)
 
 
 def test_main_job_on_an_app_file(tmp_path, monkeypatch, model, capsys):
