@@ -158,7 +158,7 @@ def smallest_fit(app: str):
 
 def _table_row(row: dict) -> str:
     cols = ["app", "arch", "pes", "mems", "ios", "cycles_predicted", "cycles_measured",
-            "match", "passed", "seconds", "note"]
+            "match", "passed", "seconds", "run_cycles_per_s", "note"]
     return "| " + " | ".join(str(row.get(c, "")) for c in cols) + " |"
 
 
@@ -186,8 +186,11 @@ def test_regress_every_app_on_its_smallest_arch():
             models[arch] = model_for(arch)
         r = run_bundle(b, arch, model=models[arch])
         passed_over = [n for n in notes if n.startswith(tuple(f"{a}: " for a in REGRESS_ARCHS))]
+        run = r["stages"].get("run", {})
         row.update(cycles_measured=r["cycles_measured"], match=r["match"], passed=r["passed"],
-                   note="; ".join(r["failures"] + passed_over))
+                   note="; ".join(r["failures"] + passed_over),
+                   run_cycles_per_s=round(run["cycles"] / run["seconds"])
+                   if run.get("seconds") else "")
         if not r["passed"]:
             failed.append(f"{app} on {arch}: {describe(r)}")
         row["seconds"] = round(time.perf_counter() - t, 1)
@@ -200,7 +203,8 @@ def test_regress_every_app_on_its_smallest_arch():
 def _write_table(rows: list[dict]) -> None:
     REGRESS_TABLE.parent.mkdir(parents=True, exist_ok=True)
     header = ("| app | arch | PEs | MEMs | IOs | cycles predicted | cycles measured | match | "
-              "passed | seconds | note |\n|---|---|---:|---:|---:|---:|---:|---|---|---:|---|")
+              "passed | seconds | run cycles/s | note |\n"
+              "|---|---|---:|---:|---:|---:|---:|---|---|---:|---:|---|")
     tmp = REGRESS_TABLE.with_suffix(".md.tmp")
     tmp.write_text("# make regress: every app end to end on cgra_top (Verilator)\n\n"
                    + header + "\n" + "\n".join(map(_table_row, rows)) + "\n")
