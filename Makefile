@@ -14,7 +14,10 @@ EVAL_ARGS ?=
 .PHONY: setup verilog sim test regress fpga bench evaluate clean help
 
 help:
-	@echo "make sim APP=gaussian   compile/simulate an app in Verilator and check it bit-exactly"
+	@echo "make sim APP=gaussian [ARCH=cgra_8x8] [SIZE=\"width=16 height=12\"] [LEVEL=pub]"
+	@echo "                        compile, place and route the app, run it on the generated"
+	@echo "                        cgra_top in Verilator over AXI-Lite, check it bit-exactly and"
+	@echo "                        its cycles (WAVES=1: FST waveform; docs/simulation.md)"
 	@echo "make test               the test suite (what CI runs)"
 	@echo "make regress            the large regressions (pytest -m regress)"
 	@echo "make verilog [ARCH=pub] write generated Verilog and register maps to rtl/"
@@ -43,8 +46,14 @@ setup: $(STAMP)
 verilog: $(STAMP)
 	$(PY) -m ubgen verilog --arch $(ARCH) --out rtl
 
+# ARCH defaults to pub for `make verilog`; sim uses its own default (cgra_8x8) unless ARCH is
+# given on the command line.
+SIM_ARGS = --app $(APP) $(if $(filter command line,$(origin ARCH)),--arch $(ARCH)) \
+           $(foreach s,$(SIZE),--size $(s)) $(if $(LEVEL),--level $(LEVEL)) \
+           $(if $(SEED),--seed $(SEED))
+
 sim: $(STAMP)
-	$(PY) -m sim.main --app $(APP)
+	$(PY) -m sim.main $(SIM_ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) -q
@@ -59,6 +68,7 @@ bench: $(STAMP)
 	$(PY) bench/area.py
 	$(PY) bench/cgra.py --arch $(BENCH_ARCHS)
 	$(PY) bench/pnr.py
+	$(PY) bench/e2e.py
 
 evaluate: $(STAMP)
 	$(PY) -m compiler.sweep.evaluate --workers $(WORKERS) $(EVAL_ARGS)

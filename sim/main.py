@@ -1,6 +1,17 @@
-"""``make sim APP=...``: the main job.
+"""``make sim APP=... [ARCH=...]``: the main job (docs/simulation.md).
 
-Compiles an application and checks every level the toolchain has, printing progress:
+``--level array`` (the default): compile the application (``compiler.pipeline.compile_app``),
+place and route it on the arch (``compiler.backend.pnr``), make its bundle (bitstream, GLB
+inputs, golden outputs, predicted cycles: ``compiler.backend.bundle``), generate the arch's
+``cgra_top`` Verilog, build its Verilator model (cached by the Verilog's SHA-256), and run the
+cocotb host testbench (``sim.tb.test_e2e``): configure over AXI4-Lite and read the
+configuration back, load the inputs into the global buffer, run until DONE, read the
+performance counters, read the outputs back. It passes when the output is bit-exact, the cycles
+measured by the counters equal the compiler's prediction, the GLB write count is the
+compiler's and ERROR is 0. Writes ``build/sim/<app>-<arch>.json``; ``WAVES=1`` also writes
+``build/sim/<app>-<arch>.fst``.
+
+``--level pub``: the PUB-level check (without place and route):
 
 1. golden: the reference interpreter (``compiler.interp``) on the app's inputs equals the app's
    independent numpy reference, bit for bit (an app file without a reference: real Halide when
@@ -14,13 +25,16 @@ Compiles an application and checks every level the toolchain has, printing progr
 4. RTL: every single-tile PUB block's compiler-generated configuration loaded into the generated
    PUB Verilog (Verilator), whose output streams must equal the model's (``--no-rtl`` skips).
 
-Exit status 0 when every check passes, 1 on a mismatch, 2 on bad input.
+Exit status 0 when every check passes, 1 on a mismatch, 2 on bad input (unknown app, bad size,
+an app that does not fit the arch or cannot be routed: one line naming the cause, no JSON).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -28,6 +42,9 @@ import numpy as np
 PAPER_CYCLES = {"gaussian": (27159, 4102), "harris": (92227, 4120), "upsample": (53247, 16387),
                 "unsharp": (49279, 4119), "camera": (92013, 4122), "resnet": (44876, 15614),
                 "mobilenet": (22463, 1026)}
+
+
+BUILD_SIM = Path(__file__).resolve().parent.parent / "build" / "sim"
 
 
 class Failure(Exception):
@@ -111,27 +128,115 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int,
     return summary
 
 
+ARRAY_ARCH = "cgra_8x8"          # default arch of the array level
+PUB_ARCH = "pub"                 # default arch of the PUB level
+
+
+def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
+              out_dir: Path | None = None, log=print) -> dict:
+    """The array-level run (module docstring); returns the JSON record (also written to
+    ``out_dir/<app>-<arch>.json``). Raises the compiler's and place and route's one-line
+    errors (``ValueError``/``KeyError`` subclasses) before anything is written."""
+    from compiler.backend.bundle import make_bundle
+    from compiler.pipeline import compile_app, require_fit
+    from sim.array_run import model_for, run_bundle
+
+    t0 = time.perf_counter()
+    say = lambda msg: log(f"[{time.perf_counter() - t0:7.1f} s] {msg}")
+    t = time.perf_counter()
+    result = compile_app(app, arch_name, sizes)
+    require_fit(result)
+    rep = result.report
+    compile_seconds = time.perf_counter() - t
+    say(f"compile: {rep['app']} on {rep['arch']}: {rep['pes']} PEs, {rep['mems']} MEMs, "
+        f"{rep['ios']} IOs, {rep['registers']} register stages, {rep['cycles_predicted']} "
+        f"cycles predicted ({compile_seconds:.1f} s)")
+    from compiler.backend.pnr import place_and_route
+    t = time.perf_counter()
+    pnr = place_and_route(result.netlist, result.arch, seed=seed)
+    pnr_seconds = time.perf_counter() - t
+    place_s, route_s = getattr(pnr, "place_seconds", None), getattr(pnr, "route_seconds", None)
+    say("place: " + (f"{place_s:.1f} s" if place_s is not None else "done"))
+    say("route: " + (f"{route_s:.1f} s" if route_s is not None else "done")
+        + f" (place and route {pnr_seconds:.1f} s)")
+    bundle = make_bundle(result, pnr, seed)
+    say(f"bundle: {len(bundle['bitstream'])} configuration words, "
+        f"{len(bundle['glb_inputs'])} input and {len(bundle['glb_outputs'])} output GLB words")
+    model = model_for(result.arch, _waves(waves), say)
+    if model["cached"]:
+        say("Verilator build: 0 s (model cached)")
+    else:
+        say(f"Verilator build: {model['verilator_build_seconds']:.1f} s")
+    res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model)
+    record = {"app": rep["app"], "arch": rep["arch"], "level": "array", "sizes": sizes,
+              "seed": seed, "pes": rep["pes"], "mems": rep["mems"], "ios": rep["ios"],
+              "registers": rep["registers"], "bitstream_words": len(bundle["bitstream"]),
+              "cycles_predicted": bundle["cycles_predicted"],
+              "cycles_measured": res["cycles_measured"], "first_write": res.get("first_write"),
+              "glb_writes": res.get("writes"), "output_writes": bundle["output_writes"],
+              "output_words": len(bundle["glb_outputs"]), "error": res.get("error"),
+              "match": res["match"], "passed": res["passed"], "failures": res["failures"],
+              "compile_seconds": round(compile_seconds, 2),
+              "pnr_seconds": round(pnr_seconds, 2),
+              "verilog_seconds": round(model["verilog_seconds"], 2),
+              "verilator_build_seconds": round(model["verilator_build_seconds"], 1),
+              "sim_seconds": res["sim_seconds"], "sim_cycles": res.get("sim_cycles"),
+              "stages": res.get("stages", {}), "model_sha256": model["sha256"]}
+    if res.get("waves"):
+        record["waves"] = res["waves"]
+    out_dir = out_dir or BUILD_SIM
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{record['app']}-{record['arch']}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=1))
+    tmp.replace(path)
+    record["json"] = str(path)
+    return record
+
+
+def _waves(waves: bool | None) -> bool:
+    import os
+    return waves if waves is not None else os.environ.get("WAVES", "0") not in ("", "0")
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    return text.splitlines()[0] if text else type(e).__name__
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sim.main", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--app", default="gaussian",
-                    help="application name (apps/), or a Python app file (docs/apps.md)")
-    ap.add_argument("--arch", default="pub", help="constraints/arch name or path")
-    ap.add_argument("--no-rtl", action="store_true", help="skip the Verilator cross-check")
-    ap.add_argument("--seed", type=int, default=0, help="input generator seed")
-    ap.add_argument("--size", action="append", default=[], metavar="NAME=N",
-                    help="override an application size, e.g. --size width=32 (repeatable)")
+                    help="application name (apps/), a Python app file (docs/apps.md) or a "
+                         "Program JSON file")
+    ap.add_argument("--arch", default=None,
+                    help=f"constraints/arch name or path (default {ARRAY_ARCH}; "
+                         f"{PUB_ARCH} for --level pub)")
+    ap.add_argument("--size", action="append", default=[], metavar="NAME=INT",
+                    help="an application size parameter (repeatable), e.g. width=16")
+    ap.add_argument("--level", choices=["array", "pub"], default="array",
+                    help="array: end to end on cgra_top in Verilator (default); pub: the "
+                         "PUB-level check")
+    ap.add_argument("--no-rtl", action="store_true",
+                    help="--level pub: skip the Verilator cross-check")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="input generator seed (and the placer's seed)")
+    ap.add_argument("--waves", action="store_true",
+                    help="--level array: write an FST waveform (as WAVES=1)")
     args = ap.parse_args(argv)
+    if args.level == "array":
+        return main_array(args)
     try:
         from compiler.source import parse_sizes
-        s = run(args.app, args.arch, not args.no_rtl, args.seed, parse_sizes(args.size))
+        s = run(args.app, args.arch or PUB_ARCH, not args.no_rtl, args.seed,
+                parse_sizes(args.size))
     except Failure as e:
         print(f"sim: FAIL: {e}", file=sys.stderr)
         return 1
     except (KeyError, ValueError) as e:        # unknown app, bad arch, mapping errors
-        print(f"sim: error: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
-              file=sys.stderr)
+        print(f"sim: error: {_one_line(e)}", file=sys.stderr)
         return 2
     paper = PAPER_CYCLES.get(args.app)
     ref = f" (paper Table VI: {paper[0]} -> {paper[1]})" if paper else ""
@@ -141,6 +246,32 @@ def main(argv=None) -> int:
           + (f"; register-file words {s['register_file_words']} in "
              f"{s['register_file_tiles']} MEM tiles" if s.get("register_file_words") else ""))
     return 0
+
+
+def main_array(args) -> int:
+    from compiler.source import parse_sizes
+    from sim.array_run import RunError
+    try:
+        sizes = parse_sizes(args.size)
+        rec = run_array(args.app, args.arch or ARRAY_ARCH, sizes, args.seed,
+                        True if args.waves else None)
+    except RunError as e:
+        print(f"sim: error: {_one_line(e)}", file=sys.stderr)
+        return 1
+    except (KeyError, ValueError) as e:        # unknown app, misfit, unroutable, bad size
+        print(f"sim: error: {_one_line(e)}", file=sys.stderr)
+        return 2
+    verdict = "PASS" if rec["passed"] else "FAIL"
+    print(f"\n{rec['app']} on {rec['arch']}: {verdict}  "
+          f"{'bit-exact' if rec['match'] else 'MISMATCH'} ({rec['output_words']} words); "
+          f"cycles measured {rec['cycles_measured']} / predicted {rec['cycles_predicted']}; "
+          f"{rec['glb_writes']} GLB writes; ERROR {rec['error']}; {rec['pes']} PEs, "
+          f"{rec['mems']} MEMs, {rec['ios']} IOs; compile {rec['compile_seconds']:.1f} s, "
+          f"pnr {rec['pnr_seconds']:.1f} s, Verilator build {rec['verilator_build_seconds']:.0f} s, "
+          f"sim {rec['sim_seconds']:.1f} s -> {rec['json']}")
+    for why in rec["failures"]:
+        print(f"sim: FAIL: {why}", file=sys.stderr)
+    return 0 if rec["passed"] else 1
 
 
 if __name__ == "__main__":

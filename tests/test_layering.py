@@ -123,6 +123,9 @@ AMARANTH_FREE = [
     "import compiler.schedule.report, compiler.mapping.map_buffer",
     "import compiler.backend.build, compiler.backend.model, compiler.backend.kernel_map, "
     "compiler.backend.netlist, compiler.backend.glb, compiler.backend.bundle",
+    "import compiler.backend.pnr, compiler.backend.place, compiler.backend.route, "
+    "compiler.backend.bitstream, compiler.backend.check, compiler.backend.pad, compiler.cli, "
+    "compiler.sweep.point, ubgen.top, ubgen.top.spec",
     "import ubgen.arch, ubgen.regmap, ubgen.controller, ubgen.pe, ubgen.pe.ops, ubgen.pub, "
     "ubgen.mem.spec, ubgen.io.spec, ubgen.glb.spec, ubgen.interconnect, ubgen.array, "
     "ubgen.array.layout\nfrom ubgen.array.graph import routing_graph, full_regmap\n"
@@ -139,6 +142,16 @@ def test_compile_to_netlist_does_not_import_amaranth():
     code = ("from compiler.pipeline import compile_app\n"
             "r = compile_app('gaussian', arch='cgra_8x8')\n"
             "assert r.netlist is not None and r.netlist.count('pe') > 0\n")
+    assert _fresh(code) == "False"
+
+
+def test_place_route_and_bundle_do_not_import_amaranth():
+    code = ("from compiler.pipeline import compile_app\n"
+            "from compiler.backend.pnr import place_and_route\n"
+            "from compiler.backend.bundle import make_bundle\n"
+            "r = compile_app('gaussian', arch='cgra_8x8', sizes=dict(width=16, height=12))\n"
+            "p = place_and_route(r.netlist, r.arch)\n"
+            "assert p.check.ok and make_bundle(r, p)['bitstream']\n")
     assert _fresh(code) == "False"
 
 

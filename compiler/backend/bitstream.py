@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ubgen.top.cgra_top import tile_address
+from ubgen.top.spec import tile_address
 
 from .netlist import Netlist
 from .place import Placement
@@ -116,7 +116,7 @@ class RegisterIndex:
 
     def decode(self, address: int) -> tuple[int, str, int | None] | None:
         """``(tile_id, register or window name, window index or None)`` of a byte address."""
-        from ubgen.top.cgra_top import TILE_BASE, TILE_ID_SHIFT
+        from ubgen.top.spec import TILE_BASE, TILE_ID_SHIFT
         if address < TILE_BASE or address % 4:
             return None
         rel = address - TILE_BASE

@@ -33,7 +33,7 @@ MEM valid outputs or schedule generators (a spare ``tb2out`` controller of a MEM
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ubgen.arch import Arch
 from ubgen.controller import AffineMap, ControllerConfig, EncodeError, encode_controller

@@ -18,7 +18,6 @@ global buffer is reported. Unconnected inputs read 0 (a connection box's select 
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 import networkx as nx

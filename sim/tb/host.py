@@ -14,8 +14,10 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiResp
 class Host:
     """The host processor's view: 32-bit reads and writes with their responses."""
 
-    def __init__(self, dut, plan):
+    def __init__(self, dut, plan, axil: bool = True):
         self.dut, self.plan = dut, plan
+        if not axil:              # the caller drives the AXI port itself
+            return
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
         for ch in (self.axil.write_if, self.axil.read_if):
             ch.log.setLevel(logging.WARNING)
@@ -50,10 +52,11 @@ class Host:
         return cycle
 
 
-async def start_host(dut, p: dict) -> Host:
-    """Start the clock, reset the top and return a :class:`Host` with plan ``p``."""
+async def start_host(dut, p: dict, axil: bool = True) -> Host:
+    """Start the clock, reset the top and return a :class:`Host` with plan ``p``
+    (``axil=False``: without cocotbext-axi's master, for a caller driving the port itself)."""
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    host = Host(dut, p)
+    host = Host(dut, p, axil)
     dut.rst.value = 1
     await ClockCycles(dut.clk, 3)
     dut.rst.value = 0

@@ -1,12 +1,16 @@
-"""The top level (docs/design.md §5.4): the array, the global buffer and the AXI4-Lite host port."""
+"""The top level (docs/design.md §5.4): the array, the global buffer and the AXI4-Lite host port.
+The address map is data (:mod:`.spec`); ``CGRATop`` (Amaranth) is loaded on first use."""
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
 
+from .._lazy import lazy_exports
 from ..arch import Arch, load_arch
-from .cgra_top import CGRATop, top_address_map
+from .spec import top_address_map
+
+__getattr__ = lazy_exports(__name__, {"CGRATop": ".cgra_top"})
 
 __all__ = ["CGRATop", "write_verilog", "top_module", "top_address_map",
            "strip_zero_memory_init"]
@@ -34,6 +38,7 @@ def write_verilog(arch: Arch | str, out_dir: str | Path) -> list[Path]:
     first, so a failure leaves no partial output.
     """
     from amaranth.back import verilog
+    from .cgra_top import CGRATop
     from ..array import KINDS, tile_module, write_texts, write_verilog as write_array_verilog
     arch = load_arch(arch) if isinstance(arch, (str, Path)) else arch
     out = Path(out_dir)

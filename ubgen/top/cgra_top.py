@@ -5,7 +5,8 @@ Ports: ``clk``, ``rst`` and the AXI4-Lite slave ``s_axil_*`` (32-bit data, byte 
 Address map (:func:`top_address_map` exports it as data; docs/top.md describes it):
 
 * ``0x0000_0000 + 4*i``: control/status registers :data:`CONTROL` (``START``, ``STALL``,
-  ``DONE``, ``CYCLE``, ``ERROR``, ``DONE_CYCLE``, ``INFO``);
+  ``DONE``, ``CYCLE``, ``ERROR``, ``DONE_CYCLE``, ``INFO``) and the performance counters
+  ``FIRST_WRITE``, ``LAST_WRITE``, ``WRITES`` (:mod:`.counters`);
 * ``0x1000_0000 + 4*w``: global-buffer word ``w`` (16 bits, bank-major: ``w = bank *
   bank_words + offset``); only while not running (``START`` = 0);
 * ``0x8000_0000 | tile_id << 18 | reg_offset << 2``: tile configuration register (write and
@@ -20,102 +21,23 @@ cycle), write ``START`` = 1; poll ``DONE`` (= running and ``CYCLE >= DONE_CYCLE`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 
-from ..arch import WORD_WIDTH, Arch
+from ..arch import Arch
 from ..array.cgra import CGRA
-from ..array.layout import ArrayLayout
 from ..array.tilespec import TILE_ADDR_WIDTH
 from ..glb.global_buffer import GlobalBuffer, bank_addr_width, host_addr_width
 from .axil import AXILiteSlave, axil_members
+from .spec import (CONTROL, GLB_BASE, REGION_SHIFT, TILE_BASE, TILE_ID_BITS, TILE_ID_SHIFT,
+                   TILE_REGION_BIT, WORD_SHIFT, ControlRegister, control_address, glb_address,
+                   tile_address, tile_spans, top_address_map)
+from .counters import WriteCounters
 
 __all__ = ["CGRATop", "CONTROL", "ControlRegister", "GLB_BASE", "TILE_BASE", "top_address_map",
            "tile_address", "glb_address", "control_address"]
 
 AXIL_PREFIX = "s_axil"
-WORD_SHIFT = 2              # byte address = word index << 2 (32-bit words)
-REGION_SHIFT = 28           # bits 31..28 select the control (0) or GLB (1) region
-TILE_REGION_BIT = 31        # bit 31 set: the tile configuration region
-GLB_BASE = 1 << REGION_SHIFT                                  # 0x1000_0000
-TILE_BASE = 1 << TILE_REGION_BIT                              # 0x8000_0000
-TILE_ID_SHIFT = WORD_SHIFT + TILE_ADDR_WIDTH                  # reg_offset << 2: bits 17..2
-TILE_ID_BITS = TILE_REGION_BIT - TILE_ID_SHIFT                # bits 30..18
-
-
-@dataclass(frozen=True)
-class ControlRegister:
-    name: str
-    index: int
-    access: str           # "rw" | "ro"
-    width: int
-    doc: str
-
-
-CONTROL = [
-    ControlRegister("START", 0, "rw", 1, "bit 0 = run: write 1 to start, 0 to stop (stopping "
-                    "resets the cycle counter and restarts every controller)"),
-    ControlRegister("STALL", 1, "rw", 1, "bit 0 = stall: freezes every datapath register, "
-                    "counter and controller of the array"),
-    ControlRegister("DONE", 2, "ro", 1, "bit 0: running and CYCLE >= DONE_CYCLE"),
-    ControlRegister("CYCLE", 3, "ro", 32, "unstalled cycles since START (0 while stopped)"),
-    ControlRegister("ERROR", 4, "ro", 2, "bit 0: an array error flag (MEM SRAM conflict or IO "
-                    "port collision); bit 1: two IO tiles hit one GLB bank in one cycle"),
-    ControlRegister("DONE_CYCLE", 5, "rw", 32, "cycle count at which the application is done"),
-    ControlRegister("INFO", 6, "ro", 32, "rows[7:0], columns[15:8], GLB banks[23:16], "
-                    "log2(GLB bank words)[31:24]"),
-]
-
-
-def control_address(name: str) -> int:
-    return next(r.index for r in CONTROL if r.name == name) << WORD_SHIFT
-
-
-def glb_address(word: int) -> int:
-    return GLB_BASE + (word << WORD_SHIFT)
-
-
-def tile_address(tile_id: int, reg_offset: int) -> int:
-    return TILE_BASE | tile_id << TILE_ID_SHIFT | reg_offset << WORD_SHIFT
-
-
-def tile_spans(layout: ArrayLayout) -> dict[int, int]:
-    """Tile id -> number of configuration offsets (registers and windows) it answers."""
-    spans = {}
-    for pos in layout.positions():
-        rm = layout.specs[pos.kind].regmap
-        spans[pos.tile_id] = max([r.offset + 1 for r in rm.registers] +
-                                 [w.offset + w.size for w in rm.windows] + [0])
-    return spans
-
-
-def top_address_map(arch: Arch, cores=None) -> dict:
-    """The top's AXI address map as data (RegisterMap-like JSON)."""
-    layout = ArrayLayout(arch, cores)
-    g = arch.glb
-    kinds = {kind: {"registers": [{"name": r.name, "offset": r.offset, "width": r.width,
-                                   "reset": r.reset, "doc": r.doc} for r in spec.regmap.registers],
-                    "windows": [{"name": w.name, "offset": w.offset, "size": w.size,
-                                 "width": w.width, "doc": w.doc} for w in spec.regmap.windows]}
-             for kind, spec in layout.specs.items()}
-    tiles = [{"tile_id": pos.tile_id, "row": pos.row, "col": pos.col, "kind": pos.kind,
-              "base": tile_address(pos.tile_id, 0)} for pos in layout.positions()]
-    return {
-        "block": "cgra_top", "arch": arch.name, "data_width": 32, "address_unit": "byte",
-        "control": [{"name": r.name, "address": control_address(r.name), "access": r.access,
-                     "width": r.width, "doc": r.doc} for r in CONTROL],
-        "glb": {"base": GLB_BASE, "stride": 1 << WORD_SHIFT, "word_width": WORD_WIDTH,
-                "banks": g.banks,
-                "bank_words": g.bank_words, "order": "bank-major",
-                "doc": "host access only while START = 0"},
-        "tiles": {"base": TILE_BASE, "tile_id_shift": TILE_ID_SHIFT,
-                  "reg_offset_shift": WORD_SHIFT,
-                  "doc": "register address = tile base + 4 * offset", "kinds": kinds,
-                  "list": tiles},
-        "illegal": "SLVERR on read and write",
-    }
 
 
 class CGRATop(wiring.Component):
@@ -165,10 +87,15 @@ class CGRATop(wiring.Component):
         stall, done = Signal(name="stall"), Signal(name="done")
         target = Signal(32, name="target")
         m.d.comb += [array.stall.eq(stall), done.eq(run & (array.cycle_count >= target))]
+        perf = m.submodules.perf = WriteCounters(max(1, len(self.io_columns)))
+        m.d.comb += [perf.run.eq(run), perf.cycle.eq(array.cycle_count)]
+        for i, c in enumerate(self.io_columns):
+            m.d.comb += perf.we[i].eq(getattr(array, f"glb_{c}").we)
         values = {"START": run, "STALL": stall, "DONE": done, "CYCLE": array.cycle_count,
                   "ERROR": Cat(array.error, self.glb.error), "DONE_CYCLE": target,
                   "INFO": Const(arch.array.rows | arch.array.columns << 8 | g.banks << 16 |
-                                bank_addr_width(g) << 24, 32)}
+                                bank_addr_width(g) << 24, 32),
+                  "FIRST_WRITE": perf.first, "LAST_WRITE": perf.last, "WRITES": perf.writes}
         writable = {"START": run, "STALL": stall, "DONE_CYCLE": target}
         assert set(writable) == {r.name for r in CONTROL if r.access == "rw"}
         with m.If(selected & (bus.we | bus.re)):
@@ -182,6 +109,8 @@ class CGRATop(wiring.Component):
                             reg = writable[r.name]
                             with m.If(bus.we):
                                 m.d.sync += reg.eq(bus.wdata[:len(reg)])
+                        if r.name == "START":      # a run starts: the counters restart
+                            m.d.comb += perf.clear.eq(bus.we & bus.wdata[0] & ~run)
 
     def _glb_port(self, m: Module, bus, selected, run: Signal) -> None:
         """The global buffer's host port, only while stopped; reads answer one cycle later."""
