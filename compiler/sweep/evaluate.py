@@ -71,6 +71,7 @@ TABLE_POINTS = {      # label -> (app, params)
     "resnet 8x8 block": ("resnet", RESNET_BLOCK),
     "mobilenet": ("mobilenet", {}),
 }
+PNR_STAGES = ("schedule", "map", "netlist", "pnr")    # the Table IV points are placed and routed
 SINGLE_FETCH = ("upsample", "gaussian", "harris", "resnet 8x8 block")    # Table 7.4
 SWEEPS = {            # Fig. 7.5: app -> (swept sizes, values)
     "gaussian": (("unroll",), [1, 2, 4, 8, 16, 32]),
@@ -123,7 +124,7 @@ def plan() -> dict[str, Task]:
         for v in values:
             tasks[f"fig7.5 {app} {v}"] = Task(app, {k: v for k in keys})
     for label, (app, params) in TABLE_POINTS.items():
-        tasks[f"table {label}"] = Task(app, dict(params))
+        tasks[f"table {label}"] = Task(app, dict(params), PNR_STAGES)
     for label in SINGLE_FETCH:
         app, params = TABLE_POINTS[label]
         tasks[f"fw1 {label}"] = Task(app, dict(params, fetch_width=1), ("schedule",))
@@ -228,6 +229,32 @@ def table_iv(res: dict) -> list[str]:
              "registers are routing registers, not tiles.", ""]
             + _table(["app", "PEs (ours)", "PEs (paper)", "MEMs (ours)", "MEMs (paper)",
                       "comment"], rows))
+
+
+def table_pnr(res: dict) -> list[str]:
+    """Place and route of the Table IV points (``compiler.backend.pnr``, seed 0, docs/pnr.md)."""
+    rows = []
+    for label in TABLE_POINTS:
+        r = res[f"table {label}"]
+        if r.get("place_seconds") is None:
+            why = _err(r) or ("does not fit: " + ", ".join(r.get("out_of") or [])
+                              if r.get("fits") is False else "not placed")
+            rows.append([label, _pes(r), r.get("mems"), r.get("ios"), "", "", "", "", "", why])
+            continue
+        rows.append([label, _pes(r), r.get("mems"), r.get("ios"), r["register_pes"],
+                     r["wirelength"], r["pipeline_registers"], r["max_comb_hops"],
+                     f"{r['place_seconds']:.1f} / {r['route_seconds']:.1f}", r["pnr_check"]])
+    return (["## Place and route of the Table IV points", "",
+             f"Each point placed (simulated annealing) and routed (PathFinder) on `{DEFAULT_ARCH}` "
+             "with exact latencies, its bitstream checked by the independent checker "
+             "(docs/pnr.md). PEs are the netlist's; register PEs are the ones place and route "
+             "adds to carry latencies longer than a route; wirelength counts routing-graph nodes; the combinational path is in "
+             "switch-box hops. The paper gives no place-and-route figures to compare with; the "
+             "end-to-end RTL runs of these bitstreams are in docs/simulation.md (`make sim`, "
+             "`make regress`).", ""]
+            + _table(["app", "PEs", "MEMs", "IOs", "register PEs", "wirelength",
+                      "pipeline registers", "longest comb. path", "place / route s", "check"],
+                     rows))
 
 
 def table_vi_vii(res: dict) -> list[str]:
@@ -377,7 +404,7 @@ def render(res: dict, area: dict, img: Path, out: Path, seconds: float, workers:
              "known, why.", "",
              f"Last run: {len(res)} points + the area task on {workers}, "
              f"{seconds:.0f} s wall time (cached points are not recomputed).", ""]
-    lines += table_iv(res) + table_vi_vii(res) + table_7_2(area) + table_7_3_7_4(res)
+    lines += table_iv(res) + table_pnr(res) + table_vi_vii(res) + table_7_2(area) + table_7_3_7_4(res)
     lines += table_7_8(res) + figure_7_5(res, img, out.parent)
     return "\n".join(lines).rstrip() + "\n"
 

@@ -29,10 +29,12 @@ def test_evaluation_document(monkeypatch, tmp_path):
     assert seconds > 0 and f"{seconds:.0f} s wall time" in text
     for title in ("Paper Table IV", "Paper Table VI", "Paper Table VII", "Thesis Table 7.2",
                   "Thesis Table 7.3", "Thesis Table 7.4", "Thesis Table 7.8",
-                  "Thesis Figure 7.5"):
+                  "Thesis Figure 7.5", "Place and route of the Table IV points"):
         assert f"## {title}" in text, title
     assert "| gaussian | 11 | 19 |" in text                  # the netlist's PEs, paper's 19
     assert "| 4102 |" in text and "| 11784 |" in text and "| 9807 |" in text
+    pnr = text.split("## Place and route")[1].split("## ")[0]
+    assert "| gaussian | 11 | 0 | 2 |" in pnr and "| pass |" in pnr     # placed, routed, checked
     assert "bench/area.py failed: yosys not run in this test" in text
     assert (img / "fig7_5_gaussian.png").read_bytes()[:4] == b"\x89PNG"
     assert "](img/fig7_5_gaussian.png)" in text
@@ -43,7 +45,7 @@ def _small_plan():
     for v in (1, 2):
         tasks[f"fig7.5 gaussian {v}"] = ev.Task("gaussian", dict(width=16, height=12, unroll=v))
     for label, (app, params) in SMALL.items():
-        tasks[f"table {label}"] = ev.Task(app, dict(params))
+        tasks[f"table {label}"] = ev.Task(app, dict(params), ev.PNR_STAGES)
     for label in ev.SINGLE_FETCH:
         app, params = SMALL[label]
         tasks[f"fw1 {label}"] = ev.Task(app, dict(params, fetch_width=1), ("schedule",))
