@@ -158,7 +158,7 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     place_s, route_s = getattr(pnr, "place_seconds", None), getattr(pnr, "route_seconds", None)
     say("place: " + (f"{place_s:.1f} s" if place_s is not None else "done"))
     say("route: " + (f"{route_s:.1f} s" if route_s is not None else "done")
-        + f" (place and route {pnr_seconds:.1f} s)")
+        + f" (place and route {pnr_seconds:.1f} s); bitstream check {pnr.check.summary()}")
     bundle = make_bundle(result, pnr, seed)
     say(f"bundle: {len(bundle['bitstream'])} configuration words, "
         f"{len(bundle['glb_inputs'])} input and {len(bundle['glb_outputs'])} output GLB words")
@@ -171,6 +171,7 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     record = {"app": rep["app"], "arch": rep["arch"], "level": "array", "sizes": sizes,
               "seed": seed, "pes": rep["pes"], "mems": rep["mems"], "ios": rep["ios"],
               "registers": rep["registers"], "bitstream_words": len(bundle["bitstream"]),
+              "bitstream_check": "pass" if pnr.check.ok else "fail",
               "cycles_predicted": bundle["cycles_predicted"],
               "cycles_measured": res["cycles_measured"], "first_write": res.get("first_write"),
               "glb_writes": res.get("writes"), "output_writes": bundle["output_writes"],
