@@ -25,7 +25,7 @@ import numpy as np
 
 from ubgen.arch import MemParams, PUBParams
 from ubgen.controller import ControllerLayout
-from ubgen.mem.spec import RF_ENABLE, rf_layouts
+from ubgen.mem.spec import RF_ENABLE, rf_ports
 from ubgen.pub import pub_layouts
 
 from .ir.ubimpl import UBImpl
@@ -192,21 +192,22 @@ def simulate_pub(tile_regs: list[dict[str, int]], params: PUBParams,
 
 class RegisterFileTile:
     """One MEM tile in register-file mode (docs/mem_rf.md) replayed cycle by cycle from its
-    register values (the controllers of ``ubgen.mem.spec.rf_layouts``): with ``rf_en``, an
-    ``rf_write_p`` fire at ``c`` stores ``data_in[p]`` of ``c`` in word ``addr``; an ``rf_read_q``
-    fire at ``c`` outputs word ``addr`` including the writes of cycle ``c`` (write-through; the
-    highest write port wins). Two writes of one word in one cycle are a conflict (the tile's
-    error flag). Used by :func:`simulate_rf_tile` and the netlist model."""
+    register values (the PUB controllers its ports borrow, ``ubgen.mem.spec.rf_ports``): with
+    ``rf_en``, an ``rf_write_p`` fire at ``c`` stores ``data_in[p]`` of ``c`` in word ``addr``
+    (the low ``clog2(rf_words)`` bits of the borrowed generator); an ``rf_read_q`` fire at ``c``
+    outputs word ``addr`` including the writes of cycle ``c`` (write-through; the highest write
+    port wins). Two writes of one word in one cycle are a conflict (the tile's error flag).
+    Used by :func:`simulate_rf_tile` and the netlist model."""
 
     def __init__(self, regs: dict[str, int], params: PUBParams, mem: MemParams):
         self.ports = params.output_ports
         self.events: dict[int, list] = defaultdict(list)
         if regs.get(RF_ENABLE):
-            for name, layout in rf_layouts(params, mem).items():
-                kind, k = name.rsplit("_", 1)
-                cycles, addrs = decode_arrays(regs, layout)
-                for cyc, a in zip(cycles.tolist(), addrs["addr"].tolist()):
-                    self.events[cyc].append((kind == "rf_read", int(k), a))
+            for port in rf_ports(params, mem).values():
+                cycles, addrs = decode_arrays(regs, port.layout)
+                words = addrs[port.ag] & ((1 << port.addr_width) - 1)
+                for cyc, a in zip(cycles.tolist(), words.tolist()):
+                    self.events[cyc].append((port.is_read, port.index, a))
             for ev in self.events.values():
                 ev.sort()                                  # writes first, by port number
         self.state: dict[int, int | None] = {}

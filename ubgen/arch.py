@@ -211,6 +211,11 @@ def load_arch(path: str | Path = "pub") -> Arch:
     if not _is_pow2(mem.rf_words) or mem.rf_words < 2:
         raise ArchError(f"{source}: mem.rf_words must be a power of two of at least 2, "
                         f"got {mem.rf_words}")
+    from .mem.spec import rf_ports          # the register file's ports borrow PUB controllers
+    try:
+        rf_ports(pub, mem)
+    except ValueError as e:
+        raise ArchError(f"{source}: {e}") from None
     area = _section(data, "area", AreaModel, source)
     array = _section(data, "array", ArrayParams, source)
     if array.switch_box not in ("wilton", "disjoint", "imran"):

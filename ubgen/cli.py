@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .arch import Arch, ArchError, load_arch
 from .blocks import BLOCKS, REGMAP_BLOCKS, block_regmap, generate_outputs
-from .mem.spec import rf_registers
+from .mem.spec import rf_ports, rf_registers
 from .regmap import RegisterMap
 REGMAP_DOC = "docs/regmap.md"
 REGEN_CMD = "python -m ubgen regmap --arch pub --markdown > docs/regmap.md"
@@ -54,6 +54,16 @@ def regmap_markdown(arch: Arch) -> str:
         f"(`mem.rf_words` = {arch.mem.rf_words}; docs/mem_rf.md):",
         "",
         RegisterMap("mem", rf_registers(arch.pub, arch.mem)).to_markdown(),
+        "",
+        "In register-file mode (`rf_en` = 1) the register file's ports are driven by the PUB "
+        "controllers below (`ubgen.mem.spec.rf_ports`), configured through their registers in "
+        "the `pub` map; the word address is the low "
+        f"{arch.mem.rf_addr_width} bits of the named address generator:",
+        "",
+        "| port | PUB controller | address generator |",
+        "|---|---|---|",
+        *[f"| `{name}` | `{p.layout.name}` | `{p.ag}` |"
+          for name, p in rf_ports(arch.pub, arch.mem).items()],
     ]
     return "\n".join(parts)
 

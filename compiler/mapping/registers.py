@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ubgen.arch import MemParams, PUBParams
-from ubgen.controller import AffineMap, ControllerConfig, EncodeError, encode_controller
-from ubgen.mem.spec import RF_ENABLE, mem_regmap, rf_layouts
+from ubgen.controller import AffineMap, ControllerConfig, EncodeError
+from ubgen.mem.spec import encode_rf_ports, mem_regmap
 
 from ..ir.ubimpl import RegisterFile, RegisterWidthError
 from ..ir.ubuf import UnifiedBuffer
@@ -131,11 +131,12 @@ def _based(cfg: ControllerConfig, base: int) -> ControllerConfig:
 
 
 def rf_tile_registers(tile: RFTile, params: PUBParams, mem: MemParams) -> dict[str, int]:
-    """The MEM tile's register values for ``tile`` (``rf_en`` = 1, every register-file
-    controller; the PUB's registers keep their reset values): each port's affine form, its
-    address moved by the bank's base, encoded by ``ubgen.controller.encode_controller`` for the
-    layouts of ``ubgen.mem.spec.rf_layouts`` and checked against the MEM core's register map.
-    A value that does not fit raises :class:`RegisterWidthError` naming the buffer."""
+    """The MEM tile's register values for ``tile`` (``rf_en`` = 1 and the PUB controllers the
+    register file's ports borrow; every other PUB register keeps its reset value): each port's
+    affine form, its address moved by the bank's base, encoded by
+    ``ubgen.mem.spec.encode_rf_ports`` (``ubgen.controller.encode_controller`` on the borrowed
+    controllers' layouts) and checked against the MEM core's register map. A value that does
+    not fit raises :class:`RegisterWidthError` naming the buffer."""
     rf_tile(tile.banks, params, mem)
     writes, reads = [], []
     for bank, base in zip(tile.banks, tile.bases):
@@ -144,12 +145,10 @@ def rf_tile_registers(tile: RFTile, params: PUBParams, mem: MemParams) -> dict[s
     cfgs = {f"rf_write_{p}": c for p, c in enumerate(writes)}
     cfgs.update({f"rf_read_{q}": c for q, c in enumerate(reads)})
     buffer = tile.banks[0].buffer
-    regs = {RF_ENABLE: 1}
-    for name, layout in rf_layouts(params, mem).items():
-        try:
-            regs.update(encode_controller(cfgs.get(name, ControllerConfig.disabled()), layout))
-        except EncodeError as e:
-            raise RegisterWidthError(f"buffer {buffer}: {e}") from None
+    try:
+        regs = encode_rf_ports(cfgs, params, mem)
+    except EncodeError as e:
+        raise RegisterWidthError(f"buffer {buffer}: {e}") from None
     try:
         mem_regmap(params, mem).writes(regs)
     except ValueError as e:

@@ -34,6 +34,8 @@ def test_mem_section_values(tmp_path):
 @pytest.mark.parametrize("mem, message", [
     ("[mem]\nrf_words = 24", "mem.rf_words must be a power of two of at least 2, got 24"),
     ("[mem]\nrf_words = 1", "mem.rf_words must be a power of two of at least 2, got 1"),
+    ("[mem]\nrf_words = 16384",
+     "mem: agg2sram_0.sram has 13 bits, the register file's 16384 words need 14"),
     ("[mem]\nrf_words = 0", "[mem] rf_words must be positive, got 0"),
     ("[mem]\nrf_words = \"32\"", "[mem] rf_words must be a int, got '32'"),
     ("[mem]\nrf_words = 32\nwords = 3", "unknown key 'words' in [mem]"),

@@ -1,25 +1,24 @@
-"""The MEM tile's register file (ubgen/mem/register_file.py) against a plain-Python reference of
-its contract (docs/mem_rf.md), driven from the affine controller configurations
-(``ubgen.controller.iterate``): Hypothesis-drawn schedules, addresses, data and stalls, every
-read checked, write-through, the port-1-wins conflict and its sticky flag; negative controls
-(a wrong reference, a corrupted register) must be caught."""
+"""The MEM core's register-file mode (ubgen/mem/register_file.py driven by the PUB's lent
+controllers in ubgen/mem/mem_tile.py) against a plain-Python reference of its contract
+(docs/mem_rf.md), driven from the affine controller configurations (``ubgen.controller.iterate``):
+Hypothesis-drawn schedules, addresses, data and stalls, every read checked, write-through, the
+port-1-wins conflict and its sticky flag; negative controls (a wrong reference, a corrupted
+register) must be caught. The core is configured through its bus at the offsets of
+``ubgen.mem.spec.mem_regmap`` with the registers of ``encode_rf_ports``."""
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
 
 import pytest
-from amaranth.hdl import Module
-from amaranth.lib import wiring
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-from tests.gateware import bus_write, flat_bus, reg_offset, run_testbench
+from tests.gateware import bus_write, reg_offset, run_testbench
 from tests.ubgen.test_io_tile import streams as io_streams
 from ubgen.arch import MemParams, PUBParams
-from ubgen.controller import AffineMap, ControllerConfig, encode_controller, iterate
-from ubgen.mem.register_file import MemRegisterFile
-from ubgen.mem.spec import rf_layouts, rf_regmap
-from ubgen.pub.control import CycleCounter
+from ubgen.controller import AffineMap, ControllerConfig, iterate
+from ubgen.mem.mem_tile import MemCore
+from ubgen.mem.spec import encode_rf_ports, mem_regmap, rf_ports, rf_regmap
 
 PARAMS = PUBParams()
 MEM = MemParams()
@@ -28,20 +27,12 @@ WRITES = [f"rf_write_{p}" for p in range(PARAMS.input_ports)]
 READS = [f"rf_read_{q}" for q in range(PARAMS.output_ports)]
 
 
-class RFWithCounter(wiring.Component):
-    """The register file with the tile's unstalled-cycle counter on the same run/stall."""
+def data_in(core, p):
+    return getattr(core, f"in_data_in{p}")
 
-    def __init__(self):
-        self.rf = MemRegisterFile(PARAMS, MEM)
-        super().__init__({})
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.rf = rf = self.rf
-        m.submodules.counter = counter = CycleCounter(PARAMS.controller.cycle_width)
-        m.d.comb += [counter.run.eq(rf.run), counter.stall.eq(rf.stall),
-                     rf.cycle.eq(counter.count)]
-        return m
+def data_out(core, q):
+    return getattr(core, f"out_data_out{q}"), getattr(core, f"out_valid_out{q}")
 
 
 @dataclass
@@ -83,8 +74,8 @@ def run_registers(jobs) -> list[Observed]:
     ``{cycle: data_in}``, a stall pattern per clock, the last unstalled cycle to run) one after
     the other in one simulation: for each, ``run`` low, ``regs`` written through the bus, then
     run. ``data_in`` is random in stalled cycles and where ``data`` has no value."""
-    top = RFWithCounter()
-    rf = top.rf
+    core = MemCore(PARAMS, MEM)
+    rm = mem_regmap(PARAMS, MEM)
     rng = random.Random(len(jobs))
     observed = []
 
@@ -92,47 +83,47 @@ def run_registers(jobs) -> list[Observed]:
         for regs, data, stalls, last in jobs:
             obs = Observed([dict() for _ in READS], [], 0)
             observed.append(obs)
-            ctx.set(rf.run, 0)
-            ctx.set(rf.stall, 0)
-            for off, v in rf.regmap.writes(regs):
-                ctx.set(rf.cfg_addr, off)
-                ctx.set(rf.cfg_wdata, v)
-                ctx.set(rf.cfg_we, 1)
+            ctx.set(core.run, 0)
+            ctx.set(core.stall, 0)
+            for off, v in rm.writes(regs):
+                ctx.set(core.cfg.addr, off)
+                ctx.set(core.cfg.wdata, v)
+                ctx.set(core.cfg.we, 1)
                 await ctx.tick()
-            ctx.set(rf.cfg_we, 0)
-            ctx.set(rf.run, 1)
+            ctx.set(core.cfg.we, 0)
+            ctx.set(core.run, 1)
             cycle, clock = 0, 0
             while cycle <= last:
                 stall = stalls[clock % len(stalls)]
-                ctx.set(rf.stall, stall)
+                ctx.set(core.stall, stall)
                 for p in range(len(WRITES)):
                     v = None if stall or p >= len(data) else data[p].get(cycle)
-                    ctx.set(rf.data_in[p], rng.randrange(1 << 16) if v is None else v)
+                    ctx.set(data_in(core, p), rng.randrange(1 << 16) if v is None else v)
                 if stall:
-                    obs.stalled_valid |= any(ctx.get(v) for v in rf.valid_out)
+                    obs.stalled_valid |= any(ctx.get(data_out(core, q)[1])
+                                             for q in range(len(READS)))
                 else:
-                    obs.errors.append((cycle, ctx.get(rf.error)))
+                    obs.errors.append((cycle, ctx.get(core.error)))
                     for q in range(len(READS)):
-                        if ctx.get(rf.valid_out[q]):
-                            obs.reads[q][cycle] = ctx.get(rf.data_out[q])
+                        d, v = data_out(core, q)
+                        if ctx.get(v):
+                            obs.reads[q][cycle] = ctx.get(d)
                 await ctx.tick()
                 clock += 1
                 cycle += not stall
 
-    run_testbench(top, bench)
+    run_testbench(core, bench)
     return observed
 
 
 def simulate(jobs, *, corrupt: str | None = None) -> list[Observed]:
-    """:func:`run_registers` for ``(configs, data, stalls)`` jobs: every register-file
-    controller encoded from ``configs`` (absent: disabled), ``rf_en`` = 1, ``rf_error``
-    cleared, ``corrupt`` (a register name) with its bit 0 flipped; run until the last fire."""
+    """:func:`run_registers` for ``(configs, data, stalls)`` jobs: every register-file port
+    encoded from ``configs`` (absent: disabled) by ``encode_rf_ports``, ``rf_en`` = 1,
+    ``rf_error`` cleared, ``corrupt`` (a register name) with its bit 0 flipped; run until the
+    last fire."""
     runs = []
     for configs, data, stalls in jobs:
-        regs = {"rf_en": 1, "rf_error": 1}
-        for name, layout in rf_layouts(PARAMS, MEM).items():
-            regs.update(encode_controller(configs.get(name, ControllerConfig.disabled()),
-                                          layout))
+        regs = {"rf_error": 1, **encode_rf_ports(configs, PARAMS, MEM)}
         if corrupt:
             regs[corrupt] ^= 1
         last = max([c for cfg in configs.values() for c, _ in iterate(cfg)] + [0])
@@ -237,7 +228,7 @@ def test_negative_control_wrong_reference(wrong):
         check([(WRITE_THROUGH, data_for(7, 20), [False])], **wrong)
 
 
-@pytest.mark.parametrize("register", ["rf_read_0_addr_start", "rf_write_0_cycle_start",
+@pytest.mark.parametrize("register", ["sram2tb_0_sram_start", "agg2sram_0_cycle_start",
                                       "rf_en"])
 def test_negative_control_corrupted_register(register):
     with pytest.raises(AssertionError):
@@ -245,67 +236,82 @@ def test_negative_control_corrupted_register(register):
 
 
 def test_disabled_and_restart_and_error_clear():
-    """rf_en = 0: nothing fires. Run low restarts the controllers (the same reads again);
-    the sticky flag survives it and clears by writing 1 to rf_error."""
-    top = RFWithCounter()
-    rf = top.rf
-    regs = {}
-    for name, layout in rf_layouts(PARAMS, MEM).items():
-        regs.update(encode_controller(WRITE_THROUGH[name], layout))
+    """rf_en = 0: the lent controllers are the PUB's again (their SRAM accesses collide, the
+    PUB's own ``error``), no register-file read. Run low restarts the controllers (the same
+    reads again); the sticky flag survives it and clears by writing 1 to rf_error."""
+    core = MemCore(PARAMS, MEM)
+    regs = encode_rf_ports(WRITE_THROUGH, PARAMS, MEM)
+    regs["rf_en"] = 0
     data = data_for(3, 20)
     want, _ = reference(WRITE_THROUGH, data)
-    rm = rf_regmap(PARAMS, MEM)
+    rm = mem_regmap(PARAMS, MEM)
 
     async def write(ctx, name, value):
-        await bus_write(ctx, flat_bus(rf), reg_offset(rm, name), value)
+        await bus_write(ctx, core.cfg, reg_offset(rm, name), value)
 
     async def run(ctx, cycles):
         seen = [dict() for _ in READS]
-        ctx.set(rf.run, 1)
+        ctx.set(core.run, 1)
         for c in range(cycles):
             for p in range(len(WRITES)):
-                ctx.set(rf.data_in[p], data[p][c])
+                ctx.set(data_in(core, p), data[p][c])
             for q in range(len(READS)):
-                if ctx.get(rf.valid_out[q]):
-                    seen[q][c] = ctx.get(rf.data_out[q])
+                d, v = data_out(core, q)
+                if ctx.get(v):
+                    seen[q][c] = ctx.get(d)
             await ctx.tick()
-        ctx.set(rf.run, 0)
+        ctx.set(core.run, 0)
         await ctx.tick()
         return seen
+
+    def read(ctx, name):
+        ctx.set(core.cfg.addr, rm[name].offset)
+        return ctx.get(core.cfg.rdata)
 
     async def bench(ctx):
         for name, value in regs.items():
             await write(ctx, name, value)
-        assert await run(ctx, 16) == [dict(), dict()]        # rf_en = 0
-        assert ctx.get(rf.error) == 0
+        seen = await run(ctx, 16)                             # rf_en = 0: the PUB
+        assert all(v is not None for q in seen for v in q.values())
+        assert not any(seen[q] == want[q] for q in range(len(READS)))
+        assert read(ctx, "error") == 1 and read(ctx, "rf_error") == 0
+        await write(ctx, "error", 1)
         await write(ctx, "rf_en", 1)
-        ctx.set(rf.cfg_addr, rm["rf_en"].offset)
-        assert ctx.get(rf.cfg_rdata) == 1 and ctx.get(rf.enabled) == 1
+        assert read(ctx, "rf_en") == 1
         for _ in range(2):                                    # restart: the same again
             seen = await run(ctx, 16)
             assert seen[0] == want[0]
             assert {c: v for c, v in seen[1].items() if want[1][c] is not None} == \
                 {c: v for c, v in want[1].items() if v is not None}
-            assert ctx.get(rf.error) == 1
-        ctx.set(rf.cfg_addr, rm["rf_error"].offset)
-        assert ctx.get(rf.cfg_rdata) == 1
+            assert ctx.get(core.error) == 1
+            assert read(ctx, "error") == 0                    # the PUB stayed idle
+        assert read(ctx, "rf_error") == 1
         await write(ctx, "rf_error", 1)
-        assert ctx.get(rf.error) == 0
-        ctx.set(rf.cfg_addr, rm["rf_error"].offset)
-        assert ctx.get(rf.cfg_rdata) == 0
+        assert ctx.get(core.error) == 0 and read(ctx, "rf_error") == 0
 
-    run_testbench(top, bench)
+    run_testbench(core, bench)
 
 
 def test_regmap_layout():
+    """The register file's own registers are rf_en and rf_error; its ports borrow the PUB's
+    agg2sram_<p> / sram2tb_<q> controllers, whose sram generator must hold a word address."""
     rm = rf_regmap(PARAMS, MEM)
-    names = [r.name for r in rm.registers]
-    assert names[0] == "rf_en" and names[-1] == "rf_error"
-    assert [n for n in names if n.endswith("_addr_start")] == [f"{n}_addr_start"
-                                                               for n in WRITES + READS]
-    assert rm["rf_read_1_addr_delta_5"].width == AW == 5
-    assert len(names) == 2 + 4 * (1 + 6 + 1 + 6 + 7)
-    assert rf_layouts(PARAMS, replace(MEM, rf_words=64))["rf_read_0"].addr_widths == {"addr": 6}
+    assert [r.name for r in rm.registers] == ["rf_en", "rf_error"]
+    ports = rf_ports(PARAMS, MEM)
+    assert list(ports) == WRITES + READS
+    assert [(p.layout.name, p.ag) for p in ports.values()] == [
+        ("agg2sram_0", "sram"), ("agg2sram_1", "sram"), ("sram2tb_0", "sram"),
+        ("sram2tb_1", "sram")]
+    assert all(p.addr_width == AW == 5 for p in ports.values())
+    assert rf_ports(PARAMS, replace(MEM, rf_words=64))["rf_read_0"].addr_width == 6
+    regs = encode_rf_ports({"rf_read_1": fixed(3, 2, 4, 30, 1)}, PARAMS, MEM)
+    assert regs["rf_en"] == 1 and regs["sram2tb_1_sram_start"] == 30
+    assert regs["sram2tb_1_tb_start"] == 0 and regs["agg2sram_0_dim"] == 0
+    # negative controls: too many words for the borrowed generator, an unknown port
+    with pytest.raises(ValueError, match="agg2sram_0.sram has 13 bits"):
+        rf_ports(PARAMS, replace(MEM, rf_words=1 << 14))
+    with pytest.raises(ValueError, match="no register-file port rf_read_2"):
+        encode_rf_ports({"rf_read_2": fixed(0, 1, 1, 0)}, PARAMS, MEM)
 
 
 def test_spec_module_imports_no_amaranth():

@@ -9,10 +9,13 @@ routed from the previous tile of a chain); ``out_data_out<q>`` (16) / ``out_vali
 conflict flag, ORed into the array's ``error``), ``run``, ``stall`` and ``cfg``.
 
 Register-file mode (docs/mem_rf.md): :class:`~ubgen.mem.register_file.MemRegisterFile` sits
-beside the PUB on the same routed ports. With its ``rf_en`` = 1, ``out_data_out<q>`` /
-``out_valid_out<q>`` are the register file's and ``in_data_in<p>`` feed its write ports (the
-chain ports are unused); with ``rf_en`` = 0 (the reset value) they are the PUB's, exactly as
-without the register file. ``error`` is the PUB's flag ORed with the register file's.
+beside the PUB on the same routed ports. With its ``rf_en`` = 1 the PUB's streams stop and the
+PUB lends the controllers :func:`~ubgen.mem.spec.rf_ports` names (``agg2sram_<p>`` drives
+write port p, ``sram2tb_<q>`` read port q, the word address the low bits of their ``sram``
+generator); ``out_data_out<q>`` / ``out_valid_out<q>`` are the register file's and
+``in_data_in<p>`` feed its write ports (the chain ports are unused). With ``rf_en`` = 0 (the
+reset value) they are the PUB's, exactly as without the register file. ``error`` is the PUB's
+flag ORed with the register file's.
 
 The core's register map (:func:`ubgen.mem.spec.mem_regmap`) is the PUB's
 (:func:`ubgen.pub.spec.pub_regmap`, its ``sram`` window included) followed by the register
@@ -31,7 +34,7 @@ from ..arch import Arch, MemParams, PUBParams
 from ..config import config_bus_signature
 from ..pub.pub import PhysicalUnifiedBuffer
 from .register_file import MemRegisterFile
-from .spec import mem_ports, mem_regmap, rf_base
+from .spec import mem_ports, mem_regmap, rf_base, rf_ports
 
 
 class MemCore(wiring.Component):
@@ -53,9 +56,17 @@ class MemCore(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        pub = m.submodules.pub = PhysicalUnifiedBuffer(self.params)
+        ports = rf_ports(self.params, self.mem)
+        pub = m.submodules.pub = PhysicalUnifiedBuffer(
+            self.params, lend=tuple(port.layout.name for port in ports.values()))
         rf = m.submodules.rf = MemRegisterFile(self.params, self.mem)
         prm = self.params
+        m.d.comb += pub.lend_en.eq(rf.enabled)
+        for port in ports.values():
+            fire = getattr(pub, f"{port.layout.name}_fire")
+            addr = getattr(pub, f"{port.layout.name}_{port.ag}")[:port.addr_width]
+            en, a = (rf.re, rf.raddr) if port.is_read else (rf.we, rf.waddr)
+            m.d.comb += [en[port.index].eq(fire), a[port.index].eq(addr)]
 
         # configuration decode: the register file's range, every other address to the PUB
         addr, base = self.cfg.addr, rf_base(self.params, self.mem)
@@ -69,7 +80,6 @@ class MemCore(wiring.Component):
             rf.cfg_we.eq(self.cfg.we & to_rf),
             self.cfg.rdata.eq(Mux(to_rf, rf.cfg_rdata, Mux(to_pub, pub.cfg_rdata, 0))),
             pub.run.eq(self.run), pub.stall.eq(self.stall),
-            rf.run.eq(self.run), rf.stall.eq(self.stall), rf.cycle.eq(pub.cycle_count),
             self.error.eq(pub.error | rf.error),
         ]
         for p in range(prm.input_ports):

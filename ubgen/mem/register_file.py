@@ -1,56 +1,56 @@
 """The MEM tile's register file (docs/mem_rf.md): the register level of the memory hierarchy
 (thesis §5.4) in a memory tile, for banks of at most the shift-register threshold (DNN weights).
 
-``rf_words`` words of ``word_width`` flip-flops; one write controller ``rf_write_<p>`` per data
-input and one read controller ``rf_read_<q>`` per data output (layouts and registers:
-:mod:`ubgen.mem.spec`), timed like the PUB's controllers by the tile's unstalled-cycle count.
-With ``rf_en`` = 1:
+``rf_words`` words of ``word_width`` bits, one write port per data input and one read port per
+data output. The ports have no controllers here: the MEM core (:class:`~ubgen.mem.mem_tile.
+MemCore`) drives ``we[p]``/``waddr[p]`` and ``re[q]``/``raddr[q]`` from the PUB's controllers
+that :func:`~ubgen.mem.spec.rf_ports` names (idle in register-file mode); their fires already
+count only unstalled cycles. Behaviour:
 
-* ``rf_write_p`` fires at cycle c: ``data_in[p]`` of cycle c is stored in word ``addr``, visible
-  from c+1;
-* ``rf_read_q`` fires at cycle c: ``data_out[q]`` = word ``addr`` and ``valid_out[q]`` = 1 during
-  c (``valid_out[q]`` = 0 when it does not fire). Write-through: a write to that word firing in
-  c shows its ``data_in`` instead; if both write ports hit the word, port 1's value wins;
-* two write ports firing on one word in one cycle also set the sticky ``error`` flag (status
-  register ``rf_error``, cleared by writing 1 to it, not by ``run`` going low).
+* ``we[p]`` at cycle c: ``data_in[p]`` of cycle c is stored in word ``waddr[p]``, visible from
+  c+1;
+* ``re[q]`` at cycle c: ``data_out[q]`` = word ``raddr[q]`` and ``valid_out[q]`` = 1 during c
+  (``valid_out[q]`` = 0 otherwise). Write-through: a write to that word in c shows its
+  ``data_in`` instead; if both write ports hit the word, port 1's value wins;
+* two write ports on one word in one cycle also set the sticky ``error`` flag (status register
+  ``rf_error``, cleared by writing 1 to it, not by ``run`` going low).
 
-``stall`` freezes everything (no fire in a stalled cycle); ``run`` low restarts the
-controllers. With ``rf_en`` = 0 no controller fires. The configuration bus (``cfg_*``) decodes
-:func:`~ubgen.mem.spec.rf_regmap` at offsets from 0.
+Storage: one :class:`amaranth.lib.memory.Memory` per write port (one write port and
+``output_ports`` asynchronous read ports each, which Yosys maps to distributed RAM, e.g. ECP5
+TRELLIS_DPR16X4) and a live-value table (one flip-flop field per word: the last port that wrote
+it) that picks, per read, the memory holding the word's live value. The configuration bus
+(``cfg_*``) decodes :func:`~ubgen.mem.spec.rf_regmap` at offsets from 0.
 """
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from ..arch import MemParams, PUBParams
+from ..arch import MemParams, PUBParams, _clog2
 from ..interconnect.mux import mux_tree
-from ..pub.control import BlockConfig, add_controllers, connect_config
+from ..pub.control import BlockConfig, connect_config
 from ..regmap import CONFIG_DATA_WIDTH
-from .spec import RF_ENABLE, RF_STATUS, rf_layouts, rf_regmap
+from .spec import RF_ENABLE, RF_STATUS, rf_regmap
 
 __all__ = ["MemRegisterFile"]
 
 
 class MemRegisterFile(wiring.Component):
-    """Ports: ``run``, ``stall``, ``cycle`` (the unstalled-cycle count of a
-    :class:`~ubgen.pub.control.CycleCounter` on the same ``run``/``stall``: the tile's, shared
-    with the PUB), ``data_in[P]``, ``data_out[Q]``/``valid_out[Q]``, ``enabled`` (``rf_en``),
-    ``error`` and the config bus ``cfg_addr``/``cfg_wdata``/``cfg_we``/``cfg_rdata``."""
+    """Ports: ``we[P]``/``waddr[P]``/``data_in[P]`` (write ports), ``re[Q]``/``raddr[Q]``,
+    ``data_out[Q]``/``valid_out[Q]`` (read ports), ``enabled`` (``rf_en``), ``error`` and the
+    config bus ``cfg_addr``/``cfg_wdata``/``cfg_we``/``cfg_rdata``."""
 
     def __init__(self, params: PUBParams = PUBParams(), mem: MemParams = MemParams()):
         self.params, self.mem = params, mem
-        self.layouts = rf_layouts(params, mem)
         self.regmap = rf_regmap(params, mem)
-        w = params.word_width
+        w, aw = params.word_width, mem.rf_addr_width
+        P, Q = params.input_ports, params.output_ports
         super().__init__({
-            "run": In(1), "stall": In(1), "cycle": In(params.controller.cycle_width),
-            "data_in": In(w).array(params.input_ports),
-            "data_out": Out(w).array(params.output_ports),
-            "valid_out": Out(1).array(params.output_ports),
+            "we": In(1).array(P), "waddr": In(aw).array(P), "data_in": In(w).array(P),
+            "re": In(1).array(Q), "raddr": In(aw).array(Q),
+            "data_out": Out(w).array(Q), "valid_out": Out(1).array(Q),
             "enabled": Out(1), "error": Out(1),
             "cfg_addr": In(self.regmap.addr_width), "cfg_wdata": In(CONFIG_DATA_WIDTH),
             "cfg_we": In(1), "cfg_rdata": Out(CONFIG_DATA_WIDTH),
@@ -58,35 +58,43 @@ class MemRegisterFile(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        prm = self.params
+        prm, n = self.params, self.mem.rf_words
+        P, Q = prm.input_ports, prm.output_ports
         m.submodules.config = cfg = BlockConfig(self.regmap, RF_STATUS)
         connect_config(m, self, cfg)
-        enabled = cfg.fields[RF_ENABLE]
-        timing = SimpleNamespace(restart=~self.run, tick=self.run & ~self.stall,
-                                 count=self.cycle)
-        ctl, fire = add_controllers(m, self.layouts, cfg.fields, timing, enable=enabled)
-        m.d.comb += self.enabled.eq(enabled)
+        m.d.comb += self.enabled.eq(cfg.fields[RF_ENABLE])
 
-        words = [Signal(prm.word_width, name=f"word_{i}") for i in range(self.mem.rf_words)]
-        writes = [(fire[f"rf_write_{p}"], ctl[f"rf_write_{p}"].addr("addr"), self.data_in[p])
-                  for p in range(prm.input_ports)]
-        # later statements win: the highest write port's value is stored
-        for i, word in enumerate(words):
-            for we, addr, data in writes:
-                with m.If(we & (addr == i)):
-                    m.d.sync += word.eq(data)
+        # one memory per write port, each read by every read port
+        reads = [[] for _ in range(Q)]
+        for p in range(P):
+            bank = m.submodules[f"bank_{p}"] = Memory(shape=prm.word_width, depth=n, init=[])
+            wp = bank.write_port()
+            m.d.comb += [wp.en.eq(self.we[p]), wp.addr.eq(self.waddr[p]),
+                         wp.data.eq(self.data_in[p])]
+            for q in range(Q):
+                rp = bank.read_port(domain="comb")
+                m.d.comb += rp.addr.eq(self.raddr[q])
+                reads[q].append(rp.data)
 
-        for q in range(prm.output_ports):
-            addr = ctl[f"rf_read_{q}"].addr("addr")
-            value = mux_tree(addr, words)
-            for we, waddr, data in writes:          # write-through, the highest port outermost
-                value = Mux(we & (waddr == addr), data, value)
-            m.d.comb += [self.data_out[q].eq(value), self.valid_out[q].eq(fire[f"rf_read_{q}"])]
+        # live-value table: which bank holds each word (later statements win: the highest port)
+        lvt = [Signal(max(1, _clog2(P)), name=f"lvt_{i}") for i in range(n)]
+        for i, entry in enumerate(lvt):
+            for p in range(P):
+                with m.If(self.we[p] & (self.waddr[p] == i)):
+                    m.d.sync += entry.eq(p)
+
+        for q in range(Q):
+            live = mux_tree(self.raddr[q], lvt) if P > 1 else Const(0)
+            value = mux_tree(live, reads[q]) if P > 1 else reads[q][0]
+            for p in range(P):                  # write-through, the highest port outermost
+                value = Mux(self.we[p] & (self.waddr[p] == self.raddr[q]),
+                            self.data_in[p], value)
+            m.d.comb += [self.data_out[q].eq(value), self.valid_out[q].eq(self.re[q])]
 
         conflict = Const(0)
-        for i in range(len(writes)):
-            for j in range(i + 1, len(writes)):
-                conflict = conflict | (writes[i][0] & writes[j][0] & (writes[i][1] == writes[j][1]))
+        for i in range(P):
+            for j in range(i + 1, P):
+                conflict = conflict | (self.we[i] & self.we[j] & (self.waddr[i] == self.waddr[j]))
         error = Signal()
         with m.If(cfg.clear_out("rf_error")):
             m.d.sync += error.eq(0)

@@ -1,56 +1,131 @@
 """The MEM tile core as data: its register map, the PUB's then the register file's
-(docs/mem_rf.md), and the register file's controllers.
+(docs/mem_rf.md), and which of the PUB's controllers drive the register file's ports.
 
-No Amaranth here: the compiler encodes register-file banks with these layouts and names
+No Amaranth here: the compiler encodes register-file banks with these objects
 (``compiler.mapping.registers.rf_tile_registers``), the RTL
 (:class:`ubgen.mem.register_file.MemRegisterFile`, :class:`ubgen.mem.mem_tile.MemCore`) is built
 from the same objects, and ``full_regmap`` / ``ubgen array-regmap`` / docs/regmap.md show them.
 
 The register file (thesis §5.4: the register level of the memory hierarchy) has ``rf_words``
-words (``[mem]`` of the constraints file), one write controller ``rf_write_<p>`` per PUB input
-port and one read controller ``rf_read_<q>`` per PUB output port, each with one address
-generator ``addr`` of ``clog2(rf_words)`` bits (the standard registers of
-:meth:`~ubgen.controller.ControllerLayout.add_registers`). Its registers: ``rf_en`` first, the
-controllers, then the read-only status ``rf_error`` (last, as
-:class:`~ubgen.pub.control.BlockConfig` wants its status registers). In the MEM core's map
+words (``[mem]`` of the constraints file), one write port ``rf_write_<p>`` per PUB input port
+and one read port ``rf_read_<q>`` per PUB output port. It has no controllers of its own: in
+register-file mode the PUB's datapath is idle, so each port borrows one of the PUB's affine
+controllers (:func:`rf_ports`): ``rf_write_<p>`` the PUB's ``agg2sram_<p>``, ``rf_read_<q>``
+its ``sram2tb_<q>``, the word address being the low ``clog2(rf_words)`` bits of their ``sram``
+address generator (the PUB's widest; the other generator is unused and encoded as 0). The
+register file's own registers are only ``rf_en`` and the read-only status ``rf_error`` (last,
+as :class:`~ubgen.pub.control.BlockConfig` wants its status registers). In the MEM core's map
 they follow the PUB's registers at the first offset that leaves the PUB's ``sram`` window alone
 (:func:`rf_base`): the PUB's own map, its status registers last and its aligned window, is
 unchanged. :data:`MEM_STATUS` names every read-only register of the MEM core.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..arch import Arch, MemParams, PUBParams
-from ..controller import ControllerLayout
-from ..pub.spec import PUB_STATUS, pub_regmap
+from ..controller import (AffineMap, ControllerConfig, ControllerLayout, EncodeError,
+                          encode_controller)
+from ..pub.spec import PUB_STATUS, pub_layouts, pub_regmap
 from ..regmap import Register, RegisterMap
 
-__all__ = ["RF_ENABLE", "RF_STATUS", "MEM_STATUS", "rf_layouts", "rf_regmap", "rf_base",
-           "rf_registers", "mem_regmap", "mem_ports"]
+__all__ = ["RF_ENABLE", "RF_STATUS", "MEM_STATUS", "RF_BORROW", "RFPort", "rf_ports",
+           "encode_rf_ports",
+           "rf_regmap", "rf_base", "rf_registers", "mem_regmap", "mem_ports"]
 
 RF_ENABLE = "rf_en"
 RF_STATUS = ("rf_error",)
 MEM_STATUS = PUB_STATUS + RF_STATUS     # the MEM core's read-only (status) registers
+# register-file port kind -> (the PUB controller it borrows, by port index; its generator)
+RF_BORROW = {"rf_write": ("agg2sram", "sram"), "rf_read": ("sram2tb", "sram")}
 
 
-def rf_layouts(params: PUBParams, mem: MemParams = MemParams()) -> dict[str, ControllerLayout]:
-    """The register file's controllers in register-map order: ``rf_write_<p>`` for each input
-    port, then ``rf_read_<q>`` for each output port, each with address generator ``addr``."""
-    ag = {"addr": mem.rf_addr_width}
-    c = params.controller
-    out = {f"rf_write_{p}": ControllerLayout(f"rf_write_{p}", ag, c)
-           for p in range(params.input_ports)}
-    out.update({f"rf_read_{q}": ControllerLayout(f"rf_read_{q}", ag, c)
-                for q in range(params.output_ports)})
+@dataclass(frozen=True)
+class RFPort:
+    """One register-file port: ``name`` (``rf_write_<p>`` / ``rf_read_<q>``), ``index`` (``p`` /
+    ``q``), the borrowed PUB controller's ``layout`` (its registers are that controller's) and
+    the address generator ``ag`` whose low ``addr_width`` bits are the word address."""
+    name: str
+    index: int
+    layout: ControllerLayout
+    ag: str
+    addr_width: int
+
+    @property
+    def is_read(self) -> bool:
+        return self.name.startswith("rf_read")
+
+    def register(self, field: str) -> str:
+        """The borrowed controller's register ``field`` (``"dim"``, ``"cycle_start"``, ...)."""
+        return f"{self.layout.name}_{field}"
+
+    def addr_register(self, field: str) -> str:
+        """The word-address generator's register ``field`` (``"start"``, ``"delta_<d>"``)."""
+        return f"{self.layout.name}_{self.ag}_{field}"
+
+    def controller_config(self, cfg: ControllerConfig) -> ControllerConfig:
+        """The borrowed controller's configuration for a port configuration whose single
+        address map is ``addr`` (a word address): ``addr`` on :attr:`ag`, every other
+        generator of the controller constant 0."""
+        if not cfg.extents:
+            return cfg
+        if set(cfg.addresses) != {"addr"}:
+            raise ValueError(f"{self.name}: needs address map 'addr', got "
+                             f"{sorted(cfg.addresses)}")
+        zero = AffineMap(0, (0,) * cfg.dims)
+        return ControllerConfig(cfg.extents, cfg.schedule,
+                                {a: cfg.addresses["addr"] if a == self.ag else zero
+                                 for a in self.layout.addr_widths})
+
+
+def rf_ports(params: PUBParams, mem: MemParams = MemParams()) -> dict[str, RFPort]:
+    """The register file's ports: ``rf_write_<p>`` per input port, then ``rf_read_<q>`` per
+    output port, each with the PUB controller it borrows (:data:`RF_BORROW`). Raises
+    ``ValueError`` when a borrowed generator is narrower than ``clog2(rf_words)``."""
+    pub = pub_layouts(params)
+    out = {}
+    for kind, count in (("rf_write", params.input_ports), ("rf_read", params.output_ports)):
+        ctl, ag = RF_BORROW[kind]
+        for k in range(count):
+            layout = pub[f"{ctl}_{k}"]
+            if layout.addr_widths[ag] < mem.rf_addr_width:
+                raise ValueError(f"mem: {layout.name}.{ag} has {layout.addr_widths[ag]} bits, "
+                                 f"the register file's {mem.rf_words} words need "
+                                 f"{mem.rf_addr_width}")
+            out[f"{kind}_{k}"] = RFPort(f"{kind}_{k}", k, layout, ag, mem.rf_addr_width)
     return out
 
 
+def encode_rf_ports(configs: dict[str, ControllerConfig], params: PUBParams,
+                    mem: MemParams = MemParams()) -> dict[str, int]:
+    """The register values of every register-file port (``configs``: port name -> its affine
+    form with one address map ``addr``, a word address; an absent port is disabled), encoded
+    by :func:`ubgen.controller.encode_controller` into the borrowed PUB controllers' registers,
+    plus ``rf_en`` = 1. Raises :class:`~ubgen.controller.EncodeError` for a value that does
+    not fit and ``ValueError`` for an unknown port."""
+    ports = rf_ports(params, mem)
+    unknown = sorted(set(configs) - set(ports))
+    if unknown:
+        raise ValueError(f"mem: no register-file port {unknown[0]} (ports: {sorted(ports)})")
+    regs = {RF_ENABLE: 1}
+    for name, port in ports.items():
+        cfg = configs.get(name, ControllerConfig.disabled())
+        try:
+            regs.update(encode_controller(port.controller_config(cfg), port.layout))
+        except EncodeError as e:
+            raise EncodeError(f"{name}: {e}") from None
+    return regs
+
+
 def rf_regmap(params: PUBParams, mem: MemParams = MemParams()) -> RegisterMap:
-    """The register file's registers at offsets from 0 (the map its configuration decodes)."""
+    """The register file's own registers at offsets from 0 (the map its configuration decodes):
+    ``rf_en`` and the status ``rf_error``; its ports' controllers are the PUB's
+    (:func:`rf_ports`)."""
     rm = RegisterMap("mem_rf")
-    rm.add(RF_ENABLE, 1, doc="1: the tile's data ports are the register file's "
-                             "(data_out/valid_out from rf_read_*); 0: the PUB's")
-    for layout in rf_layouts(params, mem).values():
-        layout.add_registers(rm)
+    rm.add(RF_ENABLE, 1, doc="1: register-file mode: the PUB's datapath is idle, its agg2sram_<p> "
+                             "/ sram2tb_<q> controllers drive the register file's write / read "
+                             "ports and the tile's data_out/valid_out are the register file's; "
+                             "0: the PUB")
     rm.add("rf_error", 1, doc="read-only status: sticky register-file conflict (two write "
                               "ports on one word in a cycle); write 1 to clear")
     return rm

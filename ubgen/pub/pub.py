@@ -53,17 +53,32 @@ class PhysicalUnifiedBuffer(wiring.Component):
     ``chain_in_data[Q]``/``chain_in_valid[Q]``, ``run``, ``stall``, ``cycle_count``, ``error``
     and the config bus ``cfg_addr``/``cfg_wdata``/``cfg_we``/``cfg_rdata``."""
 
-    def __init__(self, params: PUBParams = PUBParams()):
+    def __init__(self, params: PUBParams = PUBParams(), lend: tuple[str, ...] = ()):
         self.params = params
         self.layouts = pub_layouts(params)
         self.regmap = pub_regmap(params)
-        super().__init__(self.signature_for(params))
+        self.lend = tuple(lend)
+        super().__init__(self.signature_for(params, self.lend))
 
     @staticmethod
-    def signature_for(params: PUBParams) -> wiring.Signature:
-        """The PUB's ports for ``params`` (also used to instantiate generated PUB Verilog)."""
+    def signature_for(params: PUBParams, lend: tuple[str, ...] = ()) -> wiring.Signature:
+        """The PUB's ports for ``params`` (also used to instantiate generated PUB Verilog).
+
+        ``lend`` names controllers another block may borrow while the PUB is idle (the MEM
+        tile's register file, docs/mem_rf.md): an input ``lend_en`` that, while high, keeps
+        every controller's fire from the datapath (no stream moves), and per lent
+        controller ``<name>_fire`` (its fire while ``lend_en``) and ``<name>_<ag>`` (each
+        address generator). Without ``lend`` the ports are the PUB's alone."""
         w, P, Q = params.word_width, params.input_ports, params.output_ports
-        return wiring.Signature({
+        layouts = pub_layouts(params)
+        lent = {}
+        if lend:
+            lent["lend_en"] = In(1)
+            for name in lend:
+                lent[f"{name}_fire"] = Out(1)
+                lent.update({f"{name}_{ag}": Out(aw)
+                             for ag, aw in layouts[name].addr_widths.items()})
+        return wiring.Signature({**lent,
             "run": In(1), "stall": In(1),
             "data_in": In(w).array(P),
             "data_out": Out(w).array(Q), "valid_out": Out(1).array(Q),
@@ -83,7 +98,12 @@ class PhysicalUnifiedBuffer(wiring.Component):
                      self.cycle_count.eq(counter.count),
                      cfg.status_in("cycle_count").eq(counter.count)]
         ub_mode = cfg.fields["mode"] == 0
-        ctl, fire = add_controllers(m, self.layouts, cfg.fields, counter, enable=ub_mode)
+        active = ub_mode & ~self.lend_en if self.lend else ub_mode
+        ctl, fire = add_controllers(m, self.layouts, cfg.fields, counter, enable=active)
+        for name in self.lend:
+            m.d.comb += getattr(self, f"{name}_fire").eq(ctl[name].fire & self.lend_en)
+            m.d.comb += [getattr(self, f"{name}_{ag}").eq(ctl[name].addr(ag))
+                         for ag in self.layouts[name].addr_widths]
         m.submodules.sram = sram = WideSRAM(prm.word_width, prm.fetch_width, prm.sram_depth)
 
         def match(addr):

@@ -1,6 +1,7 @@
 """Register-file banks in MEM tiles (compiler/mapping/registers.py: placement and encoding with
 ubgen's exported layouts; compiler/model.py ``simulate_rf_tile``), and the encoded registers on
-the register file's gateware (ubgen/mem/register_file.py) giving the model's streams."""
+the MEM core's register-file gateware (ubgen/mem/register_file.py on the PUB's lent controllers)
+giving the model's streams."""
 from __future__ import annotations
 
 import random
@@ -17,11 +18,12 @@ from compiler.model import check_buffer, port_points, run_impl, simulate_rf_tile
 from tests.ubgen.test_mem_register_file import run_registers
 from ubgen.arch import MemParams, PUBParams, load_arch
 from ubgen.controller import AffineMap, ControllerConfig
-from ubgen.mem.spec import mem_regmap, rf_regmap
+from ubgen.mem.spec import RF_ENABLE, mem_regmap, rf_ports
 
 from .test_registers_lanes import accumulator, weights
 
 PUB, MEM = PUBParams(), MemParams()
+PORTS = rf_ports(PUB, MEM)
 
 
 def bank(name: str, words: int, writes: list, reads: list, buffer: str = "b") -> RegisterFile:
@@ -42,14 +44,21 @@ def test_two_banks_share_a_tile_at_consecutive_bases():
     assert tile.outputs == ["a_out0", "b_out0"] and tile.name == "a+b"
     regs = rf_tile_registers(tile, PUB, MEM)
     assert regs["rf_en"] == 1
-    assert (regs["rf_write_0_addr_start"], regs["rf_read_0_addr_start"]) == (0, 8)
-    assert (regs["rf_write_1_addr_start"], regs["rf_read_1_addr_start"]) == (9, 9)
-    assert regs["rf_read_0_addr_delta_0"] == 31              # -1 mod 2^5
-    # every register the tile needs, all in the MEM core's map, no PUB register touched
+
+    def start(port):
+        return regs[PORTS[port].addr_register("start")]
+    assert (start("rf_write_0"), start("rf_read_0")) == (0, 8)
+    assert (start("rf_write_1"), start("rf_read_1")) == (9, 9)
+    ag_width = PORTS["rf_read_0"].layout.addr_widths[PORTS["rf_read_0"].ag]
+    assert regs[PORTS["rf_read_0"].addr_register("delta_0")] == (1 << ag_width) - 1   # -1
+    # every register the tile needs, all in the MEM core's map: rf_en and the borrowed
+    # controllers' registers; no other PUB register touched
     rm = mem_regmap(PUB, MEM)
     names = {r.name for r in rm.registers}
+    borrowed = {r.name for r in rm.registers
+                if any(r.name.startswith(p.layout.name + "_") for p in PORTS.values())}
     assert set(regs) <= names and not set(regs) & {"mode", "chain_en", "tile_id"}
-    assert set(regs) == {r.name for r in rf_regmap(PUB, MEM).registers} - {"rf_error"}
+    assert set(regs) == {RF_ENABLE} | borrowed
     data = [{c: 100 + c for c in range(40)}, {c: 200 + c for c in range(40)}]
     run = simulate_rf_tile(regs, PUB, MEM, data)
     assert run.outputs[0] == {20 + i: 100 + (8 - i) for i in range(9)}
@@ -96,7 +105,7 @@ def test_banks_that_do_not_fit_are_one_line_errors(banks, match):
 
 def test_unencodable_stream_names_the_buffer():
     late = bank("w", 1, [stream(0, 1, 1, 0, 0)], [stream(1 << 20, 1, 1, 0, 0)], buffer="wts")
-    with pytest.raises(RegisterWidthError, match=r"^buffer wts: rf_read_0: last fire at cycle"):
+    with pytest.raises(RegisterWidthError, match=r"^buffer wts: rf_read_0: sram2tb_0: last fire at cycle"):
         rf_tile_registers(RFTile([late]), PUB, MEM)
 
 
@@ -124,7 +133,8 @@ def test_check_buffer_uses_the_tile_encoding(monkeypatch):
 
     def no_base(tile, params, mem):
         regs = good(tile, params, mem)
-        regs["rf_write_1_addr_start"] = regs["rf_read_1_addr_start"] = 0
+        for port in ("rf_write_1", "rf_read_1"):
+            regs[PORTS[port].addr_register("start")] = 0
         return regs
     monkeypatch.setattr(model, "rf_tile_registers", no_base)
     rep = check_buffer(ub, impl)

@@ -15,10 +15,9 @@ from ubgen.arch import load_arch
 from ubgen.array.graph import full_regmap, global_address
 from ubgen.array.layout import ArrayLayout
 from ubgen.array.tile import Tile, track_port
-from ubgen.controller import encode_controller
 from ubgen.interconnect import SIDES
 from ubgen.interconnect.switch_box import Source
-from ubgen.mem.spec import MEM_STATUS, rf_layouts, rf_registers
+from ubgen.mem.spec import MEM_STATUS, encode_rf_ports, rf_registers
 
 ARCH = load_arch("cgra_4x4")
 # data_in<p> from incoming track (side, track); data_out<q>/valid_out<q> to outgoing (side, track)
@@ -47,8 +46,8 @@ def test_rf_mode_through_the_tile():
         warnings.simplefilter("ignore")       # the layout's unused prototype cores
         tile = Tile(spec, lay.cores["mem"](ARCH))
     regs = route_registers(spec)
-    for name, layout in rf_layouts(ARCH.pub, ARCH.mem).items():
-        regs.update(encode_controller(WRITE_THROUGH[name], layout))
+    regs.update(encode_rf_ports(WRITE_THROUGH, ARCH.pub, ARCH.mem))
+    regs["rf_en"] = 0
     data = data_for(11, 24)
     want, conflicts = reference(WRITE_THROUGH, data)
     stalls = [False, False, True, False, True, True, False]
@@ -90,9 +89,14 @@ def test_rf_mode_through_the_tile():
         for name, value in regs.items():                     # read-back at the tile offsets
             ctx.set(tile.cfg.addr, spec.regmap[name].offset)
             assert ctx.get(tile.cfg.rdata) == value, name
-        await run(ctx, rf=False)                              # rf_en = 0: the (idle) PUB's ports
+        # rf_en = 0: the lent controllers are the PUB's streams again (agg2sram and sram2tb
+        # collide on its SRAM: its own error flag); tb2out is off, so its ports stay quiet
+        await run(ctx, rf=False)
+        assert ctx.get(tile.error) == 1
+        ctx.set(tile.cfg.addr, spec.regmap["rf_error"].offset)
+        assert ctx.get(tile.cfg.rdata) == 0
+        await configure(ctx, {"error": 1, "rf_en": 1})
         assert ctx.get(tile.error) == 0
-        await configure(ctx, {"rf_en": 1})
         await run(ctx, rf=True)
         assert ctx.get(tile.error) == 1
         ctx.set(tile.cfg.addr, spec.regmap["rf_error"].offset)
