@@ -67,6 +67,7 @@ fpga: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/area.py
 	$(PY) bench/cgra.py --arch $(BENCH_ARCHS)
+	$(PY) bench/pnr.py
 	$(PY) bench/e2e.py
 
 evaluate: $(STAMP)

@@ -52,7 +52,8 @@ sys.path.insert(0, str(ROOT))
 from sim.runner import BUILD, ModelBuild, StepResult, build_model  # noqa: E402
 from ubgen.arch import ArchError, load_arch                        # noqa: E402
 from ubgen.array import KINDS, tile_module                         # noqa: E402
-from ubgen.array.graph import path_latency, port_node, route_writes, routing_graph  # noqa: E402
+from ubgen.array.graph import full_regmap, path_latency, port_node, routing_graph  # noqa: E402
+from compiler.backend.bitstream import RegisterIndex, path_writes  # noqa: E402
 from ubgen.array.layout import ArrayLayout                         # noqa: E402
 from ubgen.array.routes import add_pipeline_registers, route       # noqa: E402
 from ubgen.cli import has_array                                    # noqa: E402
@@ -95,13 +96,12 @@ def stream_plan(arch) -> tuple[list[tuple[int, int]], list[dict]]:
                ((1 << arch.pub.controller.cycle_width) - 1) // n)
     # every cycle, addresses 0..n-1 over and over, until the cycle counter's limit
     cfg = ControllerConfig((n, reps), AffineMap(0, (1, n)), {"addr": AffineMap(0, (1, 0))})
+    index = RegisterIndex(full_regmap(lay))
     writes, streams, used = [], [], set()
     for col in range(0, min(arch.array.columns, arch.glb.banks) - 1, 2):
         path = stream_route(g, lay, col, used)
         used |= set(path)
-        for (tid, name), value in route_writes(g, path).items():
-            kind = lay.positions()[tid].kind
-            writes.append((tile_address(tid, lay.specs[kind].regmap[name].offset), value))
+        writes += path_writes(g, path, index)
         for c, stream in ((col, "glb2f"), (col + 1, "f2glb")):
             for off, v in rm.writes(encode_controller(cfg, layouts[stream])):
                 writes.append((tile_address(lay.tile_id(0, c), off), v))

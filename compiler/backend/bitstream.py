@@ -130,6 +130,31 @@ class RegisterIndex:
         return None
 
 
+def edge_writes(graph, edges, index: RegisterIndex) -> list[tuple[int, int]]:
+    """The ``(byte address, value)`` writes that make the routing-graph edges ``edges`` (the
+    ``reg``/``sel`` of each configurable edge, ``ubgen.array.graph``): switch-box selects,
+    pipeline enables (``mux -> reg``: 1, the bypass ``mux -> out``: 0), connection-box
+    selects. Raises :class:`BitstreamError` when two edges need different values of one
+    register."""
+    values: dict[int, int] = {}
+    for u, v in edges:
+        e = graph.edges[u, v]
+        if e["reg"] is None:
+            continue
+        tid, name = e["reg"]
+        addr = index.address(tid, name)
+        if values.setdefault(addr, int(e["sel"])) != int(e["sel"]):
+            raise BitstreamError(f"edges need tile {tid} register {name} = {values[addr]} "
+                                 f"and {e['sel']}")
+    return sorted(values.items())
+
+
+def path_writes(graph, path: list[str], index: RegisterIndex) -> list[tuple[int, int]]:
+    """The writes of one hand route: a path of the routing graph with a ``reg`` node wherever
+    it registers (``ubgen.array.routes.add_pipeline_registers``)."""
+    return edge_writes(graph, list(zip(path, path[1:])), index)
+
+
 def assemble(net: Netlist, placement: Placement, routing, graph, index: RegisterIndex,
              arch_name: str) -> Bitstream:
     """The bitstream of ``net`` placed as ``placement`` and routed as ``routing``
@@ -163,23 +188,18 @@ def assemble(net: Netlist, placement: Placement, routing, graph, index: Register
     for key in sorted(routing.nets):
         nr = routing.nets[key]
         what = f"net {key[0]}.{key[1]}"
+        edges = []
         for v in sorted(nr.parent):
             u = nr.parent[v]
             if u is None:
                 continue
-            gk = graph.nodes[v]["kind"]
-            if gk == "sb_out":          # u is the mux: pipeline register on or bypassed
+            if u in nr.registers:       # mux -> reg -> out instead of the bypass mux -> out
                 reg = u.replace(".mux.", ".reg.")
-                if graph.has_node(reg):
-                    e = graph.edges[u, reg] if u in nr.registers else graph.edges[u, v]
-                elif u in nr.registers:
+                if not graph.has_node(reg):
                     raise BitstreamError(f"{what}: {u} has no pipeline register")
-                else:
-                    e = graph.edges[u, v]
+                edges += [(u, reg), (reg, v)]
             else:
-                e = graph.edges[u, v]
-            if e["reg"] is None:
-                continue
-            tid, name = e["reg"]
-            put(index.address(tid, name), int(e["sel"]), what)
+                edges.append((u, v))
+        for addr, value in edge_writes(graph, edges, index):
+            put(addr, value, what)
     return Bitstream(arch_name, sorted(values.items()))

@@ -24,6 +24,7 @@ register values (writes over reset values), and then
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
 
 from ubgen.pe.ops import Op
@@ -75,14 +76,13 @@ class _Reverse:
                 self.fixed[v] = u
 
 
-_REVERSE: dict[int, _Reverse] = {}
+_REVERSE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _reverse(g) -> _Reverse:
-    key = id(g)
-    if key not in _REVERSE:
-        _REVERSE[key] = _Reverse(g)
-    return _REVERSE[key]
+    if g not in _REVERSE:
+        _REVERSE[g] = _Reverse(g)
+    return _REVERSE[g]
 
 
 @dataclass
@@ -218,14 +218,12 @@ def check_bitstream(bits: Bitstream, net: Netlist, tiles: dict[str, int], graph,
                     run = 0
                 else:
                     run += 1
-                mt = graph.nodes[mux]["tile"]
                 msel = reg(*rev.reg_of[mux])
                 src = rev.sel.get((mux, msel))
                 if src is None:
                     errors.append(f"tile {tid} input {port}: mux {mux} select {msel} reads "
                                   f"no input (constant 0)")
                     return None
-                del mt
                 node = src
                 continue
             errors.append(f"tile {tid} input {port}: unexpected {kind} node {node}")

@@ -13,12 +13,14 @@ Cost, over the nets of the netlist (all edges leaving one output port):
   a chain's tiles sit next to each other;
 * timing: a route between tiles at Manhattan distance ``d`` crosses at least ``d`` switch boxes
   and so offers at least ``d`` pipeline registers; an edge of latency ``L > d`` needs a detour,
-  costed ``TIMING_WEIGHT * (L - d)``.
+  costed ``TIMING_WEIGHT * (L - d)``; an edge spanning more than ``COMB_HOPS * (L + 1)``
+  tiles leaves a combinational run of more than ``COMB_HOPS`` switch boxes between its
+  registers, costed ``TIMING_WEIGHT`` per extra tile.
 
-The start is a greedy cluster placement (each node, in breadth-first order from the IO
-inputs, on the free site nearest to the centre of its placed neighbours), which already puts
-the unrolled lanes of a kernel side by side (HiMap's observation that unrolled copies of one
-template want the same shape); annealing then swaps nodes (or moves one to a free site) inside
+The start is the cheaper of two greedy placements (:func:`_initial`): clusters (each node, in
+breadth-first order from the IO nodes, on the free site nearest to the centre of its placed
+neighbours), and, for apps with unrolled kernels, the same with every lane of a kernel a copy
+of its first lane's placed template (HiMap: place one copy, replicate it); annealing then swaps nodes (or moves one to a free site) inside
 a window that shrinks as the acceptance rate drops (VPR's range limiter). Everything is driven
 by one ``random.Random(seed)``: the same netlist, array and seed give the same placement.
 """
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import math
 import random
+from bisect import bisect_left, bisect_right
 from collections import deque
 from dataclasses import dataclass
 
@@ -33,6 +36,7 @@ from .netlist import Netlist
 
 CHAIN_WEIGHT = 4.0
 TIMING_WEIGHT = 2.0
+COMB_HOPS = 4
 
 
 class PlaceError(ValueError):
@@ -87,7 +91,7 @@ def check_fit(net: Netlist, layout) -> None:
                              f"{len(sites[kind])}")
 
 
-def place(net: Netlist, layout, seed: int = 0, effort: float = 1.0) -> Placement:
+def place(net: Netlist, layout, seed: int = 0, effort: float = 0.5) -> Placement:
     """Place ``net`` on the array of ``layout`` (see the module docstring)."""
     check_fit(net, layout)
     rng = random.Random(seed)
@@ -95,7 +99,6 @@ def place(net: Netlist, layout, seed: int = 0, effort: float = 1.0) -> Placement
     kinds = [net.graph.nodes[n]["kind"] for n in nodes]
     nets, edges = _nets(net, nodes)
     sites = site_lists(layout)
-    pos = _initial(net, nodes, kinds, sites, layout)
     n = len(nodes)
     node_nets: list[list[int]] = [[] for _ in range(n)]
     for i, (_w, members) in enumerate(nets):
@@ -115,14 +118,30 @@ def place(net: Netlist, layout, seed: int = 0, effort: float = 1.0) -> Placement
     def edge_cost(i):
         u, v, lat = edges[i]
         d = abs(pos[u][0] - pos[v][0]) + abs(pos[u][1] - pos[v][1])
-        return TIMING_WEIGHT * (lat - d) if lat > d else 0.0
+        if lat > d:
+            return TIMING_WEIGHT * (lat - d)
+        over = d - COMB_HOPS * (lat + 1)
+        return TIMING_WEIGHT * over if over > 0 else 0.0
 
+    # the better of the two starts: clusters, or clusters with replicated kernel templates
+    starts = [_initial(net, nodes, kinds, sites, layout, replicate=False)]
+    if lanes(net):
+        starts.append(_initial(net, nodes, kinds, sites, layout, replicate=True))
+    best_start = None
+    for start in starts:
+        pos = start
+        c = sum(net_cost(i) for i in range(len(nets))) + sum(edge_cost(i)
+                                                            for i in range(len(edges)))
+        if best_start is None or c < best_start[0]:
+            best_start = (c, start)
+    pos = list(best_start[1])
     ncost = [net_cost(i) for i in range(len(nets))]
     ecost = [edge_cost(i) for i in range(len(edges))]
     occupant = {p: i for i, p in enumerate(pos)}
     movable = {k: [i for i in range(n) if kinds[i] == k] for k in ("pe", "mem", "io")}
     order = [i for i in range(n) if len(sites[kinds[i]]) > 1]
     total = sum(ncost) + sum(ecost)
+    samplers = {k: _Sampler(v, rng) for k, v in sites.items()}
     if order and (nets or edges):
         rows, cols = layout.rows, layout.columns
         limit = float(max(rows, cols))
@@ -137,11 +156,9 @@ def place(net: Netlist, layout, seed: int = 0, effort: float = 1.0) -> Placement
                 a = order[rng.randrange(len(order))]
                 kind = kinds[a]
                 ra, ca = pos[a]
-                lim = max(1, int(limit))
-                cand = [s for s in _window(sites[kind], ra, ca, lim) if s != pos[a]]
-                if not cand:
+                target = samplers[kind](ra, ca, max(1, int(limit)))
+                if target is None:
                     continue
-                target = cand[rng.randrange(len(cand))]
                 b = occupant.get(target)
                 touched_n = set(node_nets[a])
                 touched_e = set(node_edges[a])
@@ -204,25 +221,136 @@ def place(net: Netlist, layout, seed: int = 0, effort: float = 1.0) -> Placement
     return Placement({nodes[i]: pos[i] for i in range(n)}, layout.columns, total, wl)
 
 
-def _window(sites, r, c, lim):
-    return [s for s in sites if abs(s[0] - r) <= lim and abs(s[1] - c) <= lim]
+class _Sampler:
+    """A random site of one kind inside a window around ``(r, c)``, other than ``(r, c)``
+    (``None`` after a few misses): rows and columns drawn from the kind's rows and columns
+    inside the window, kept when the pair is a site."""
+
+    def __init__(self, sites, rng: random.Random):
+        self.sites = set(sites)
+        self.rows = sorted({s[0] for s in sites})
+        self.cols = sorted({s[1] for s in sites})
+        self.rng = rng
+
+    def __call__(self, r: int, c: int, lim: int):
+        rows, cols, rng = self.rows, self.cols, self.rng
+        r0, r1 = bisect_left(rows, r - lim), bisect_right(rows, r + lim)
+        c0, c1 = bisect_left(cols, c - lim), bisect_right(cols, c + lim)
+        if r0 >= r1 or c0 >= c1:
+            return None
+        for _ in range(8):
+            s = (rows[rng.randrange(r0, r1)], cols[rng.randrange(c0, c1)])
+            if s != (r, c) and s in self.sites:
+                return s
+        return None
 
 
-def _initial(net: Netlist, nodes, kinds, sites, layout) -> list[tuple[int, int]]:
-    """Greedy cluster placement: breadth-first from the IO nodes, each node on the free site of
-    its kind nearest to the mean position of its already placed neighbours."""
+def lanes(net: Netlist) -> dict[str, list[list[str]]]:
+    """The unrolled kernels: ``{kernel: [lane, ...]}`` for every kernel with at least two
+    lanes (its ops, each a list of PE nodes sorted by ``knode``) that are copies of one
+    template (the same ``knode`` set, docs/backend.md "Kernels")."""
+    by_kernel: dict[str, dict[str, list[str]]] = {}
+    for n, d in net.graph.nodes(data=True):
+        if d["kind"] == "pe" and d.get("kernel") and d.get("op") is not None \
+                and d.get("knode") is not None:
+            by_kernel.setdefault(d["kernel"], {}).setdefault(d["op"], []).append(n)
+    out = {}
+    for kernel, ops in sorted(by_kernel.items()):
+        group = [sorted(ops[o], key=lambda n: (net.graph.nodes[n]["knode"], n))
+                 for o in sorted(ops)]
+        shapes = {tuple(net.graph.nodes[n]["knode"] for n in lane) for lane in group}
+        if len(group) > 1 and len(shapes) == 1 and len(group[0]) > 1:
+            out[kernel] = group
+    return out
+
+
+def _initial(net: Netlist, nodes, kinds, sites, layout,
+             replicate: bool = True) -> list[tuple[int, int]]:
+    """Greedy cluster placement with replicated templates: breadth-first from the IO nodes,
+    each node on the free site of its kind nearest to the mean position of its already placed
+    neighbours. The first lane of an unrolled kernel (:func:`lanes`) reached this way is
+    placed as one cluster, its *template*; every other lane of the kernel is the template
+    moved by the shift (rows, and columns by multiples of the MEM column period so that PE
+    tiles stay PE tiles) nearest to its placed neighbours at which every template site is
+    free (HiMap: place one copy, replicate it), or node by node when no shift fits."""
     g = net.graph
     index = {n: i for i, n in enumerate(nodes)}
     pos: list = [None] * len(nodes)
     free = {k: list(v) for k, v in sites.items()}
+    free_set = {k: set(v) for k, v in sites.items()}
     centre = (layout.rows / 2.0, layout.columns / 2.0)
+    period = layout.arch.array.mem_period
+    lane_of: dict[str, tuple[str, int]] = {}
+    kernel_lanes = lanes(net) if replicate else {}
+    for kernel, group in kernel_lanes.items():
+        for k, lane in enumerate(group):
+            for n in lane:
+                lane_of[n] = (kernel, k)
+    template: dict[str, list[tuple[int, int]]] = {}
+
+    def take(n, site):
+        i = index[n]
+        pos[i] = site
+        free[kinds[i]].remove(site)
+        free_set[kinds[i]].discard(site)
+
+    def target(ns):
+        placed = [pos[index[m]] for n in ns for m in set(g.predecessors(n)) | set(g.successors(n))
+                  if m not in ns and pos[index[m]] is not None]
+        if not placed:
+            return centre
+        return (sum(p[0] for p in placed) / len(placed), sum(p[1] for p in placed) / len(placed))
+
+    def greedy(n):
+        tr, tc = target([n])
+        cand = free[kinds[index[n]]]
+        take(n, min(cand, key=lambda s: (abs(s[0] - tr) + abs(s[1] - tc), s)))
+
+    def place_lane(kernel, k):
+        lane = kernel_lanes[kernel][k]
+        if kernel not in template:
+            inside = set(lane)
+            order, seen_l, queue_l = [], set(), deque([lane[0]])
+            while queue_l or len(order) < len(lane):
+                if not queue_l:
+                    queue_l.append(next(n for n in lane if n not in seen_l))
+                n = queue_l.popleft()
+                if n in seen_l:
+                    continue
+                seen_l.add(n)
+                order.append(n)
+                for m in sorted((set(g.successors(n)) | set(g.predecessors(n))) & inside):
+                    if m not in seen_l:
+                        queue_l.append(m)
+            for n in order:
+                greedy(n)
+            template[kernel] = [pos[index[n]] for n in lane]
+            return
+        shape = template[kernel]
+        tr, tc = target(lane)
+        sr = sum(p[0] for p in shape) / len(shape)
+        sc = sum(p[1] for p in shape) / len(shape)
+        best = None
+        for dr in range(-layout.rows, layout.rows + 1):
+            for dc in range(-layout.columns // period * period, layout.columns + 1, period):
+                moved = [(r + dr, c + dc) for r, c in shape]
+                if all(m in free_set["pe"] for m in moved):
+                    key = (abs(sr + dr - tr) + abs(sc + dc - tc), dr, dc)
+                    if best is None or key < best[0]:
+                        best = (key, moved)
+        if best is None:
+            for n in lane:
+                greedy(n)
+            return
+        for n, site in zip(lane, best[1]):
+            take(n, site)
+
     ios = [n for n in nodes if g.nodes[n]["kind"] == "io"]
     # IO nodes: side by side from the middle of the IO row, inputs first
     ios.sort(key=lambda n: (g.nodes[n].get("stream") != "glb2f", n))
     io_sites = sorted(free["io"], key=lambda s: (abs(s[1] - centre[1] + 0.5), s[1]))
-    for n, s in zip(ios, io_sites):
-        pos[index[n]] = s
-        free["io"].remove(s)
+    for n, s_ in zip(ios, io_sites):
+        take(n, s_)
     seen = set(ios)
     queue = deque(ios)
     rest = sorted(n for n in nodes if n not in seen)
@@ -234,19 +362,11 @@ def _initial(net: Netlist, nodes, kinds, sites, layout) -> list[tuple[int, int]]
             seen.add(n0)
             queue.append(n0)
         n = queue.popleft()
-        i = index[n]
-        if pos[i] is None:
-            placed = [pos[index[m]] for m in set(g.predecessors(n)) | set(g.successors(n))
-                      if pos[index[m]] is not None]
-            if placed:
-                tr = sum(p[0] for p in placed) / len(placed)
-                tc = sum(p[1] for p in placed) / len(placed)
+        if pos[index[n]] is None:
+            if n in lane_of:
+                place_lane(*lane_of[n])
             else:
-                tr, tc = centre
-            cand = free[kinds[i]]
-            best = min(cand, key=lambda s: (abs(s[0] - tr) + abs(s[1] - tc), s))
-            cand.remove(best)
-            pos[i] = best
+                greedy(n)
         for m in sorted(set(g.successors(n)) | set(g.predecessors(n))):
             if m not in seen:
                 seen.add(m)

@@ -5,13 +5,14 @@
 what one route carries become register PEs), placement (:mod:`.place`), routing with exact
 latencies (:mod:`.route`), the bitstream assembler (:mod:`.bitstream`) and the independent
 bitstream checker (:mod:`.check`). If routing fails at the default route latency, the netlist
-is padded again with a smaller one (shorter detours, more register PEs) before giving up.
+is padded again with a smaller one (shorter detours, more register PEs); if the register PEs do
+not fit the array, with a larger one (fewer register PEs, longer detours); the first that
+places and routes wins (:data:`ROUTE_LATENCY_STEPS`).
 """
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from ubgen.arch import Arch, load_arch
@@ -25,7 +26,9 @@ from .pad import DEFAULT_MAX_ROUTE_LATENCY, pad_latencies
 from .place import Placement, PlaceError, check_fit, place
 from .route import RouteError, RouteGraph, Routing, route
 
-ROUTE_LATENCY_STEPS = (DEFAULT_MAX_ROUTE_LATENCY, 3, 2)
+# tried in order: shorter routes (more register PEs) when routing fails, longer routes (fewer
+# register PEs) when the register PEs do not fit
+ROUTE_LATENCY_STEPS = (DEFAULT_MAX_ROUTE_LATENCY, 3, 2, 8, 12, 20)
 
 
 class PnRError(ValueError):
@@ -125,11 +128,13 @@ def place_and_route(net: Netlist, arch: Arch | str, seed: int = 0,
     error = None
     for m in steps:
         padded = pad_latencies(net, m)
-        t0 = time.perf_counter()
         try:
-            placement = place(padded, data.layout, seed)
+            check_fit(padded, data.layout)
         except PlaceError as e:
-            raise PnRError(f"with register PEs for latencies above {m}: {e}") from None
+            error = error or PnRError(f"with the register PEs of latencies above {m}: {e}")
+            continue
+        t0 = time.perf_counter()
+        placement = place(padded, data.layout, seed)
         t1 = time.perf_counter()
         t_place += t1 - t0
         try:

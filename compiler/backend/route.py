@@ -136,9 +136,9 @@ def _congestion_message(rg: RouteGraph, occ: list[int], it: int) -> str:
     name = rg.names[worst]
     d = rg.g.nodes[name]
     tracks = sum(1 for n in rg.names if n.startswith(name.rsplit(".", 1)[0] + "."))
-    return (f"unroutable after {it} iterations: {occ[worst]} nets need switch-box track "
-            f"{name} (tile {d['tile']} at row {d['row']}, column {d['col']}, side "
-            f"{d.get('side', '-')}, {tracks} tracks per side)")
+    return (f"unroutable after {it} iterations: {occ[worst]} nets need {name}, "
+            f"{d.get('side', '-')} side of the {d['width']}-bit switch box of tile {d['tile']} "
+            f"(row {d['row']}, column {d['col']}), which has {tracks} tracks per side")
 
 
 def _route_net(net, rg: RouteGraph, occ, hist, pres) -> dict[int, tuple[int | None, int]]:
@@ -227,7 +227,7 @@ def assign_registers(nr: NetRoute, rg: RouteGraph) -> set[str]:
     (``r + 1 <= min L``) and must when some sink below would otherwise run out of muxes
     (``L_s - r >= muxes left to s``). Between those bounds it registers when the run of
     unregistered hops since the last register has reached the even spacing of the tightest
-    sink below. Falls back to registering as early as possible (always feasible when any
+    sink below (the smallest latency, the longest path among those). Falls back to registering as early as possible (always feasible when any
     assignment is) if the spread choice misses a latency."""
     children: dict[str, list[str]] = {}
     for n, p in nr.parent.items():
@@ -269,7 +269,7 @@ def assign_registers(nr: NetRoute, rg: RouteGraph) -> set[str]:
                 may = r + 1 <= hi
                 want = False
                 if spread and may:
-                    s_min = min(below[n], key=lambda s: (lat[s], s))
+                    s_min = min(below[n], key=lambda s: (lat[s], -below[n][s], s))
                     need, c = lat[s_min] - r, below[n][s_min]
                     want = need > 0 and (since + 1) * (need + 1) >= since + c
                 elif may:
