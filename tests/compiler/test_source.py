@@ -33,7 +33,7 @@ def test_examples_cover_both_dsls():
 def test_example_passes_make_sim_and_the_netlist_model(path, capsys):
     stem = Path(path).stem
     sizes = [f"--size={k}={v}" for k, v in SMALL[stem].items()]
-    assert sim_main.main(["--app", path, "--no-rtl"] + sizes) == 0
+    assert sim_main.main(["--level", "pub", "--app", path, "--no-rtl"] + sizes) == 0
     out = capsys.readouterr().out
     assert f"{stem}: PASS" in out
     assert ("interpreter == real Halide (bit-exact)" in out
@@ -119,7 +119,7 @@ def test_bad_make_inputs_is_one_line(body, msg, tmp_path, capsys):
     path = tmp_path / "bad_inputs.py"
     path.write_text(text[:start] + f"def make_inputs(seed=0, width=32, height=32):\n"
                     f"    {body}\n\n\n" + text[end:])
-    assert sim_main.main(["--app", str(path), "--no-rtl", "--size", "width=12",
+    assert sim_main.main(["--level", "pub", "--app", str(path), "--no-rtl", "--size", "width=12",
                           "--size", "height=10"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and msg in err and str(path) in err

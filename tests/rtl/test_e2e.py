@@ -211,23 +211,36 @@ def _write_table(rows: list[dict]) -> None:
     tmp.replace(REGRESS_TABLE)
 
 
-def test_main_job_on_an_app_file(tmp_path, monkeypatch, model, capsys):
-    """``python -m sim.main --app FILE.json``: an application given as a Program JSON file
-    (random inputs of its buffers' types) runs end to end on the default arch and writes the
-    JSON record with every figure of the main job."""
+@pytest.mark.parametrize("kind", ["json", "py"])
+def test_main_job_on_an_app_file(kind, tmp_path, monkeypatch, model, capsys):
+    """``python -m sim.main --app FILE``: an application given as a Program JSON file (random
+    inputs of its buffers' types) or as a user's Python app file (examples/, docs/apps.md) runs
+    end to end on the default arch and writes the JSON record with every figure of the main
+    job."""
     import json
     from apps import get_app
     from sim import main as sim_main
+    monkeypatch.setattr(sim_main, "BUILD_SIM", tmp_path / "out")
+    if kind == "py":
+        path = Path(__file__).resolve().parents[2] / "examples" / "halide_box_blur.py"
+        assert sim_main.main(["--app", str(path), "--size", "width=12",
+                              "--size", "height=10"]) == 0
+        _check_main_record(tmp_path / "out" / f"halide_box_blur-{ARCH}.json", capsys)
+        return
     program = get_app("brighten_blur").build(**SMALL["brighten_blur"])
     path = tmp_path / "my_blur.json"
     path.write_text(json.dumps(program.to_dict()))
-    monkeypatch.setattr(sim_main, "BUILD_SIM", tmp_path / "out")
     assert sim_main.main(["--app", str(path)]) == 0
+    _check_main_record(tmp_path / "out" / f"my_blur-{ARCH}.json", capsys)
+
+
+def _check_main_record(path, capsys) -> None:
+    import json
     out = capsys.readouterr().out
     for stage in ("compile:", "place:", "route:", "Verilog:", "Verilator build:", "configure:",
                   "load:", "run:", "read back:"):
         assert stage in out, stage
-    rec = json.loads((tmp_path / "out" / f"my_blur-{ARCH}.json").read_text())
+    rec = json.loads(path.read_text())
     assert rec["level"] == "array" and rec["match"] is True and rec["passed"] is True
     assert rec["cycles_measured"] == rec["cycles_predicted"] > 0
     for key in ("app", "arch", "pes", "mems", "ios", "registers", "compile_seconds",
