@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["BundleError", "FIELDS", "load_bundle", "validate_bundle", "host_plan", "tile_spans"]
+__all__ = ["BundleError", "FIELDS", "load_bundle", "validate_bundle", "host_plan", "tile_spans",
+           "write_only_ranges"]
 
 FIELDS = ("app", "arch", "bitstream", "glb_inputs", "glb_outputs", "cycles_predicted",
           "done_cycle", "output_writes")
@@ -119,4 +120,15 @@ def host_plan(address_map: dict) -> dict:
             "glb_base": address_map["glb"]["base"],
             "glb_words": address_map["glb"]["banks"] * address_map["glb"]["bank_words"],
             "tile_base": t["base"], "tile_id_shift": t["tile_id_shift"],
-            "tile_spans": {str(k): v for k, v in tile_spans(address_map).items()}}
+            "tile_spans": {str(k): v for k, v in tile_spans(address_map).items()},
+            "write_only": write_only_ranges(address_map)}
+
+
+def write_only_ranges(address_map: dict) -> list[list[int]]:
+    """``[first byte address, last byte address]`` of every tile's windows (storage such as a
+    MEM tile's SRAM, written through the configuration port while stopped and not readable
+    through it, docs/top.md): a host does not read the configuration back there."""
+    t = address_map["tiles"]
+    kinds = t["kinds"]
+    return [[tile["base"] + 4 * w["offset"], tile["base"] + 4 * (w["offset"] + w["size"] - 1)]
+            for tile in t["list"] for w in kinds[tile["kind"]]["windows"]]

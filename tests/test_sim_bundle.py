@@ -99,3 +99,19 @@ def test_verdict_passes_a_clean_run():
 def test_verdict_fails_each_wrong_observation(kw, words):
     v = verdict(observed(**kw))
     assert not v["passed"] and any(words in f for f in v["failures"]), v
+
+
+def test_windows_are_write_only_ranges_of_the_host_plan():
+    """MEM tiles' SRAM windows are written through the configuration port and not read back
+    (docs/top.md): the host plan lists one range per MEM tile, covering exactly the window."""
+    from sim.bundle import write_only_ranges
+    from sim.tb.test_e2e import readable
+    ranges = write_only_ranges(AMAP)
+    mems = [t for t in AMAP["tiles"]["list"] if t["kind"] == "mem"]
+    win = AMAP["tiles"]["kinds"]["mem"]["windows"][0]
+    assert len(ranges) == len(mems) > 0
+    first = mems[0]["base"] + 4 * win["offset"]
+    assert [first, first + 4 * (win["size"] - 1)] in ranges
+    ok = readable(host_plan(AMAP))
+    assert not ok(first) and not ok(first + 4 * (win["size"] - 1))
+    assert ok(first - 4) and ok(first + 4 * win["size"]) and ok(tile_address(0, 0))
