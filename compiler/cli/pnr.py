@@ -11,35 +11,28 @@ Nothing is written when anything fails.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from ..pipeline import DEFAULT_ARCH
-from .common import add_app_arguments
+from .common import add_app_arguments, check_dir, write_with
 
 
-def _check_target(path: str | None, directory: bool = False) -> None:
+def _check_out_dir(path: str | None) -> None:
+    """``--out``: an existing directory, or one whose parent exists (created after the run)."""
     if not path:
         return
     p = Path(path)
-    parent = p if directory else p.resolve().parent
-    if directory:
-        if p.exists() and not p.is_dir():
-            raise ValueError(f"cannot write into {path}: not a directory")
-        if not p.exists() and not p.resolve().parent.is_dir():
-            raise ValueError(f"cannot create {path}: directory {p.resolve().parent} does not "
-                             f"exist")
-    elif not parent.is_dir():
-        raise ValueError(f"cannot write {path}: directory {parent} does not exist")
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"cannot write into {path}: not a directory")
+    check_dir(path)
 
 
 def cmd_pnr(args) -> int:
     from ..backend.pnr import place_and_route
     from ..pipeline import compile_app
     from ..source import parse_sizes
-    _check_target(args.plot)
-    _check_target(args.out, directory=True)
+    check_dir(args.plot)
+    _check_out_dir(args.out)
     result = compile_app(args.app, args.arch, parse_sizes(args.size))
     ok, why = result.fits()
     if not ok:
@@ -49,15 +42,7 @@ def cmd_pnr(args) -> int:
     summary = pnr.summary()
     if args.plot:
         from ..backend.pnr_plot import plot_pnr
-        fd, tmp = tempfile.mkstemp(dir=Path(args.plot).resolve().parent, prefix=".ubc-",
-                                   suffix=Path(args.plot).suffix or ".png")
-        os.close(fd)
-        try:
-            plot_pnr(pnr, tmp)
-            os.replace(tmp, args.plot)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_with(args.plot, lambda tmp: plot_pnr(pnr, tmp), ".png")
     if args.out:
         out = Path(args.out)
         created = not out.exists()
