@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ARCH_DIR = ROOT / "constraints" / "arch"
 
 WORD_WIDTH = 16
+WORD_MASK = (1 << WORD_WIDTH) - 1
 """Bits of a data word, fixed for every block (PE, PUB, DP-SRAM, GLB, IO, the 16-bit network)
 and for the compiler's kernels and interpreter. Not an arch-file option: a constraints file that
 sets ``[word] width`` or a ``word_width`` is refused (docs/design.md §5.2)."""

@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ubgen.arch import WORD_MASK
 from ubgen.top.spec import tile_address
 
 from .netlist import Netlist
@@ -184,7 +185,7 @@ def assemble(net: Netlist, placement: Placement, routing, graph, index: Register
             if wname is None:
                 raise BitstreamError(f"{node}: tile {tid} has no storage window")
             for off, word in sorted(d["window"].items()):
-                put(index.address(tid, wname, off), int(word) & 0xFFFF, node)
+                put(index.address(tid, wname, off), int(word) & WORD_MASK, node)
     for key in sorted(routing.nets):
         nr = routing.nets[key]
         what = f"net {key[0]}.{key[1]}"

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ubgen.arch import Arch
+from ubgen.arch import Arch, WORD_MASK
 from ubgen.controller import AffineMap, ControllerConfig, EncodeError, encode_controller
 from ubgen.io.spec import io_layouts
 from ubgen.pe.ops import PEOp
@@ -114,7 +114,7 @@ class _Builder:
         for port, opd in (inputs or {}).items():
             if opd.kind == "const":
                 cfg[f"{port}_const_en"] = 1
-                cfg[f"{port}_const"] = opd.value & (1 if port.startswith("bit") else 0xFFFF)
+                cfg[f"{port}_const"] = opd.value & (1 if port.startswith("bit") else WORD_MASK)
         self.net.add_node(node, "pe", cfg, label=label or pe_op.name.lower(), **attrs)
         return node
 

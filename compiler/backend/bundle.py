@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ubgen.arch import WORD_MASK
 from .glb import input_words, output_places, output_writes
 from .netlist import NetlistError
 
@@ -43,7 +44,7 @@ def make_bundle(result, pnr, seed: int = 0) -> dict:
     golden = interp(result.program, inputs)
     expected = []
     for buffer, places in sorted(output_places(net, arch).items()):
-        arr = np.asarray(golden[buffer]).astype(np.int64) & 0xFFFF
+        arr = np.asarray(golden[buffer]).astype(np.int64) & WORD_MASK
         expected += [[word(n, off), int(arr[e])] for e, (n, off) in sorted(places.items())]
     return {"app": result.app, "arch": arch.name,
             "bitstream": pnr.bitstream.to_list(),

@@ -27,6 +27,7 @@ import re
 import weakref
 from dataclasses import dataclass, field
 
+from ubgen.arch import WORD_MASK
 from ubgen.pe.ops import PEOp
 
 from .bitstream import Bitstream, RegisterIndex
@@ -150,7 +151,7 @@ def check_bitstream(bits: Bitstream, net: Netlist, tiles: dict[str, int], graph,
         for (t, _w), words in window.items():
             if t == tid:
                 got.update(words)
-        want_w = {o: w & 0xFFFF for o, w in d["window"].items()}
+        want_w = {o: w & WORD_MASK for o, w in d["window"].items()}
         if got != want_w:
             errors.append(f"{n} (tile {tid}): window holds {len(got)} words, the netlist "
                           f"{len(want_w)}" + ("" if len(got) != len(want_w) else

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ubgen.arch import Arch
+from ubgen.arch import Arch, WORD_MASK
 from ubgen.io.spec import io_layouts
 
 from ..model import decode_arrays
@@ -37,7 +37,7 @@ def input_words(net: Netlist, inputs: dict[str, np.ndarray]) -> dict[str, dict[i
         lay = GLBLayout.from_dict(d["glb"])
         if lay.buffer not in inputs:
             raise NetlistError(f"no input array for buffer {lay.buffer}")
-        arr = np.asarray(inputs[lay.buffer]).astype(np.int64) & 0xFFFF
+        arr = np.asarray(inputs[lay.buffer]).astype(np.int64) & WORD_MASK
         banks[n] = {lay.offset(i): int(arr[i]) for i in lay.elements()}
     return banks
 

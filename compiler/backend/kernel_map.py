@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ubgen.arch import WORD_MASK, WORD_WIDTH
 from ubgen.pe.ops import PEOp, pe_reference
 
 from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, needs_mask
@@ -50,8 +51,7 @@ BIT_LOGIC = {"and": "band", "or": "bor", "xor": "bxor"}
 COMPARES = frozenset({"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"})
 COMMUTATIVE = frozenset({"add", "mul", "and", "or", "xor", "smin", "smax", "umin", "umax",
                          "eq", "ne"})
-WORD = 16
-MASK = (1 << WORD) - 1
+MASK = WORD_MASK
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def _mask(t: IntType) -> int:
 
 
 def _check_type(t: IntType, kernel: str) -> None:
-    if t.bits not in (1, WORD):
+    if t.bits not in (1, WORD_WIDTH):
         raise NetlistError(f"kernel {kernel}: type {t} is not supported by the 16-bit PE "
                            f"datapath (u16, s16 and u1 are)")
 
@@ -346,7 +346,7 @@ def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
         if v in index:
             return index[v]
         if v[0] == "lookup":
-            if len(v[1]) > 1 << WORD:
+            if len(v[1]) > 1 << WORD_WIDTH:
                 raise NetlistError(f"kernel {kernel.name}: lookup table of {len(v[1])} words")
             node = KNode("rom", {"data_in0": operand(v[2])}, table=v[1],
                          label=f"lut[{len(v[1])}]")

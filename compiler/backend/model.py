@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
-from ubgen.arch import Arch
+from ubgen.arch import Arch, WORD_MASK
 from ubgen.io.spec import GLB2F_LATENCY, io_layouts
 from ubgen.mem.spec import RF_ENABLE
 from ubgen.pe.ops import PEOp, pe_reference
@@ -116,7 +116,7 @@ class _PE(_Node):
                 return None
             k, h, lat = ops[0] if b0 & 1 else ops[1]
             v = k if h is None else (h[c - lat] if c >= lat else None)
-            return None if v is None else (v & 0xFFFF, 0)
+            return None if v is None else (v & WORD_MASK, 0)
         vals = []
         for k, h, lat in ops:
             if h is not None:
