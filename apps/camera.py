@@ -155,7 +155,7 @@ def _demosaic(d: np.ndarray, w: int, h: int) -> np.ndarray:
     def mean(offsets):
         s = sum(window(d, 1 + dx, 1 + dy, w, h) for dx, dy in offsets)
         n = len(offsets)
-        return (s + n // 2) // n
+        return wrap(s + n // 2, u16) // n         # the u16 sum wraps before the shift
 
     # Every pixel's colour phase: the output pixel (x, y) is denoised pixel (x+1, y+1).
     xs = (np.arange(w)[:, None] + 1) % 2

@@ -25,7 +25,7 @@ import numpy as np
 from compiler.ir import Program, u16
 
 from ._common import (add_op, check_sizes, image_inputs, image_program, nest, require,
-                      stencil_kernel, to_dtype, window_loads)
+                      stencil_kernel, to_dtype, window_loads, wrap)
 
 SIZES = {"width": 64, "height": 64, "levels": 4, "share": False}
 SHARED_UNIT = "pyramid"
@@ -44,8 +44,9 @@ def down_stage(prog: Program, stage: str, src: str, dst: str, width: int, height
 
 
 def down_reference(a: np.ndarray) -> np.ndarray:
+    """One 2x2 averaging step: the four-pixel sum wraps at 16 bits (u16) before the shift."""
     a = np.asarray(a, dtype=np.int64)
-    return (a[0::2, 0::2] + a[1::2, 0::2] + a[0::2, 1::2] + a[1::2, 1::2]) >> 2
+    return wrap(a[0::2, 0::2] + a[1::2, 0::2] + a[0::2, 1::2] + a[1::2, 1::2], u16) >> 2
 
 
 def check_pyramid(app: str, width: int, height: int, levels: int) -> None:

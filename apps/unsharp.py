@@ -77,5 +77,7 @@ def reference(inputs: dict, width: int = 64, height: int = 64,
     (iw, ow), oh = tile(width, unroll), height - 4
     blur_y = wrap(weighted_window(img, [[t] for t in TAPS], iw, oh), u16)
     blur = wrap(weighted_window(blur_y, [TAPS], ow, oh), u16) >> SHIFT
-    sharp = np.clip(2 * img[2:2 + ow, 2:2 + oh] - blur, 0, 255)
+    # the sharpening kernel reads both operands as s16 and computes 2*v - b in s16
+    v, b = wrap(img[2:2 + ow, 2:2 + oh], s16), wrap(blur, s16)
+    sharp = np.clip(wrap(2 * v - b, s16), 0, 255)
     return {"output": to_dtype(sharp, u16)}

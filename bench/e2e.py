@@ -1,7 +1,7 @@
 """End-to-end wall time per stage and simulated cycles per second (docs/simulation.md).
 
-For each application: compile (``compiler.pipeline.compile_app``), place and route
-(``compiler.backend.pnr.place_and_route``), the bundle, the arch's Verilog and Verilator model
+For each application, through the driver (``compiler.pipeline.compile_app``): compile, place and
+route, the bundle (with the golden of ``compiler.source.establish_golden``); then the arch's Verilog and Verilator model
 (``sim.array_run.model_for``: built once per arch and cached by the Verilog's SHA-256, so only
 the first app of an arch pays the build, unless ``--cold`` removes the cached model first), and
 the cocotb host run (``sim.array_run.run_bundle``). Prints one row per app: seconds of each
@@ -41,8 +41,6 @@ def main(argv=None) -> int:
                     help="remove the cached Verilator model first (measure the build)")
     args = ap.parse_args(argv)
 
-    from compiler.backend.bundle import make_bundle
-    from compiler.backend.pnr import place_and_route
     from compiler.pipeline import compile_app, require_fit
     from sim.array_run import model_for, run_bundle
     from tests.apps.test_apps import SMALL
@@ -65,9 +63,9 @@ def main(argv=None) -> int:
         require_fit(result)
         t_compile = time.perf_counter() - t
         t = time.perf_counter()
-        pnr = place_and_route(result.netlist, result.arch, seed=0)
+        result.run("pnr")
         t_pnr = time.perf_counter() - t
-        bundle = make_bundle(result, pnr, 0)
+        bundle = result.run("bundle").bundle
         model = model_for(result.arch)
         r = run_bundle(bundle, result.arch, model=model)
         run = r["stages"].get("run", {"cycles": 0, "seconds": 0})

@@ -19,16 +19,11 @@ sys.path.insert(0, str(ROOT))
 def figures(app: str, arch, delay: bool) -> tuple[int, int, int, int]:
     """(cycles, SRAM words, SRAM words as written, MEMs) of ``app``."""
     from compiler.liveness import total_live_words
-    from compiler.pipeline import map_scheduled
-    from compiler.ir.hw import HwParams
-    from compiler.schedule.report import schedule_program
-    from compiler.source import load_program
-    program = load_program(app, {})
-    params = HwParams.from_arch(arch)
-    res, impls, refused = map_scheduled(program, schedule_program(program, params, delay=delay),
-                                        arch)
-    written = schedule_program(program, params, balance=False, delay=delay)
-    mems = sum(i.mems for i in impls.values()) if not refused else -1
+    from compiler.pipeline import compile_app
+    mapped = compile_app(app, arch, delay=delay, until="map")
+    res, impls = mapped.scheduled, mapped.impls
+    written = compile_app(app, arch, balance=False, delay=delay, until="schedule").scheduled
+    mems = sum(i.mems for i in impls.values()) if not mapped.refused else -1
     return (res.optimized.completion, total_live_words(res.live_optimized),
             total_live_words(written.live_optimized), mems)
 

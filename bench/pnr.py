@@ -24,7 +24,7 @@ ARCHS = ("cgra_4x4", "cgra_4x16", "cgra_8x8", "cgra_16x32")   # the shipped arra
 
 def main(argv=None) -> int:
     from apps import NAMES
-    from compiler.backend.pnr import PnRError, array_data, place_and_route
+    from compiler.backend.pnr import PnRError, array_data
     from compiler.pipeline import compile_app
     from tests.apps.test_apps import SMALL
 
@@ -44,13 +44,14 @@ def main(argv=None) -> int:
     failed = False
     for app in args.apps:
         sizes = SMALL[app] if args.small else None
+        compiled = lambda a: compile_app(app, a, sizes, seed=args.seed)
         if args.arch:
-            runs = [(a, compile_app(app, a, sizes)) for a in args.arch]
+            runs = [(a, compiled(a)) for a in args.arch]
         else:
-            runs = [(a, compile_app(app, a, sizes)) for a in ARCHS]
+            runs = [(a, compiled(a)) for a in ARCHS]
             fit = [(a, r) for a, r in runs if r.fits()[0]]
             runs = fit if args.all_fitting else fit[:1]
-            runs = runs or [(ARCHS[-1], compile_app(app, ARCHS[-1], sizes))]
+            runs = runs or [(ARCHS[-1], compiled(ARCHS[-1]))]
         for arch, result in runs:
             ok, why = result.fits()
             if not ok:
@@ -58,7 +59,7 @@ def main(argv=None) -> int:
                 continue
             array_data(result.arch)             # the routing graph is built once per arch
             try:
-                pnr = place_and_route(result.netlist, result.arch, seed=args.seed)
+                pnr = result.run("pnr").pnr
             except PnRError as e:
                 print(f"| {app} | {arch} | error: {e} |" + " |" * 11, flush=True)
                 failed = True

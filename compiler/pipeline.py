@@ -11,7 +11,17 @@ Stages, each a pure function of the previous IRs (per-stage seconds in the repor
 3. ``map``: buffer mapping of every unified buffer (``compiler.mapping.map_buffer``), with the
    memory levels the Program's buffers ask for (``store_in``; :func:`map_scheduled`), and the
    check that the schedule's live words and the mapping agree;
-4. ``netlist``: the PE/MEM/IO netlist with exact edge latencies (``compiler.backend.build``).
+4. ``netlist``: the PE/MEM/IO netlist with exact edge latencies (``compiler.backend.build``);
+5. ``pnr``: place and route on the arch's routing graph, the bitstream and its independent
+   checker (``compiler.backend.pnr``); a netlist that does not fit is a :class:`FitError`;
+6. ``bundle``: everything a host needs to run the app and check it (``compiler.backend.bundle``):
+   the bitstream, the app's inputs at their GLB words and the golden outputs, established once
+   for every PASS verdict by :func:`compiler.source.establish_golden` (the interpreter checked
+   against the app's ``reference()`` or real Halide).
+
+``compile_app(..., until=STAGE)`` runs the stages up to ``STAGE``; ``CompileResult.run(STAGE)``
+continues a result to a later one (the sweep runs one stage at a time this way). No stage module
+imports this driver.
 
 Importing this module does not import Amaranth: the backend reads ubgen's exported data only.
 """
@@ -27,6 +37,7 @@ from .ir.index import IndexError_
 from .ir.program import Program, ProgramError
 from .ir.ubimpl import UBImpl
 from .backend.netlist import Netlist, NetlistError
+from .source import AppSource, Golden
 
 DEFAULT_ARCH = "cgra_16x32"          # the largest shipped array
 
@@ -41,19 +52,36 @@ def user_errors() -> tuple[type[BaseException], ...]:
             ValueError, KeyError)
 
 
+STAGES = ("frontend", "schedule", "map", "netlist", "pnr", "bundle")
+
+
 @dataclass
 class CompileResult:
-    """Every IR of one compilation and its report (:func:`compile_app`)."""
+    """Every IR of one compilation and its report (:func:`compile_app`); :meth:`run` advances
+    it stage by stage (:data:`STAGES`)."""
     app: str
     arch: Arch
     program: Program                  # as given (before tree-height reduction)
-    scheduled: object                 # compiler.schedule.report.ScheduleResult
-    impls: dict[str, UBImpl]
-    netlist: Netlist | None           # None when compiled ``until="map"``
+    scheduled: object = None          # compiler.schedule.report.ScheduleResult
+    impls: dict[str, UBImpl] | None = None
+    netlist: Netlist | None = None    # None until the netlist stage ran
     seconds: dict[str, float] = field(default_factory=dict)
-    module: object = None             # the apps/ module (make_inputs, reference), if any
-    sizes: dict = field(default_factory=dict)
-    refused: dict[str, str] = field(default_factory=dict)   # buffers mapping refused (until="map")
+    source: AppSource | None = None   # where the app came from (inputs, reference, sizes)
+    refused: dict[str, str] = field(default_factory=dict)   # buffers mapping refused
+    options: FlowOptions = field(default_factory=lambda: FlowOptions())
+    pnr: object = None                # compiler.backend.pnr.PnRResult
+    bundle: dict | None = None
+    inputs: dict | None = None        # the app's inputs for options.seed
+    golden: Golden | None = None
+    done: list[str] = field(default_factory=list)
+
+    @property
+    def module(self):
+        return self.source.module if self.source else None
+
+    @property
+    def sizes(self) -> dict:
+        return dict(self.source.sizes) if self.source else {}
 
     @property
     def buffers(self):
@@ -90,6 +118,84 @@ class CompileResult:
                 "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
                 "compile_seconds": round(sum(self.seconds.values()), 3)}
 
+    # ---------------------------------------------------------------------------- the flow
+
+    def run(self, until: str) -> "CompileResult":
+        """Run every stage up to and including ``until`` that has not run yet."""
+        if until not in STAGES:
+            raise ValueError(f"unknown stage '{until}'; stages: {', '.join(STAGES)}")
+        for stage in STAGES[:STAGES.index(until) + 1]:
+            if stage not in self.done:
+                t = time.perf_counter()
+                getattr(self, f"_stage_{stage}")()
+                self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - t
+                self.done.append(stage)
+        return self
+
+    def establish_golden(self) -> Golden:
+        """The app's inputs (``options.seed``) and the golden outputs every PASS verdict
+        compares with (:func:`compiler.source.establish_golden`), computed once. Raises
+        :class:`compiler.source.GoldenMismatch` when the interpreter and the app's reference
+        (or real Halide) disagree."""
+        if self.golden is None:
+            from .source import app_inputs, establish_golden
+            t = time.perf_counter()
+            self.inputs = app_inputs(self.source, self.options.seed)
+            self.golden = establish_golden(self.source, self.inputs)
+            self.seconds["golden"] = time.perf_counter() - t
+        return self.golden
+
+    def _stage_frontend(self) -> None:
+        pass                            # the Program was loaded when the result was made
+
+    def _stage_schedule(self) -> None:
+        from .ir.hw import HwParams
+        from .schedule.report import schedule_program
+        o = self.options
+        self.scheduled = schedule_program(self.program, HwParams.from_arch(self.arch),
+                                          o.policy, balance=o.balance, delay=o.delay)
+
+    def _stage_map(self) -> None:
+        o = self.options
+        self.scheduled, self.impls, self.refused = map_scheduled(
+            self.program, self.scheduled, self.arch, o.threshold, o.policy, o.balance)
+
+    def _stage_netlist(self) -> None:
+        from .mapping.common import MappingError
+        from .mapping.hierarchy import storage_mismatches
+        from .backend.build import build_netlist
+        if self.refused:
+            raise MappingError(next(iter(self.refused.values())))
+        mismatch = storage_mismatches(
+            {b.name: b.live_words for b in self.scheduled.live_optimized}, self.impls,
+            {b.name: b.kind for b in self.program.buffers.values()}, _levels(self.program))
+        if mismatch:
+            raise MappingError(mismatch[0])
+        s = self.scheduled
+        self.netlist = build_netlist(s.program, s.optimized, s.buffers, self.impls, self.arch)
+        self.netlist.app = self.app
+
+    def _stage_pnr(self) -> None:
+        from .backend.pnr import place_and_route
+        require_fit(self)
+        self.pnr = place_and_route(self.netlist, self.arch, seed=self.options.seed)
+
+    def _stage_bundle(self) -> None:
+        from .backend.bundle import make_bundle
+        golden = self.establish_golden()
+        self.bundle = make_bundle(self.netlist, self.arch, self.pnr, self.inputs,
+                                  golden.outputs)
+
+
+@dataclass(frozen=True)
+class FlowOptions:
+    """The knobs of a compilation (:func:`compile_app`)."""
+    threshold: int | None = None      # largest delay kept in shift registers (thesis §5.1.2)
+    policy: str | None = None         # scheduler: None (auto), stencil, dnn, sequential
+    balance: bool = True              # tree-height reduction of the kernels
+    delay: bool = True                # producers as late as their consumers allow
+    seed: int = 0                     # the app's inputs and the placer
+
 
 def tile_capacity(arch: Arch) -> dict[str, int]:
     """PE, MEM and IO tiles of the array (docs/array.md "Layout")."""
@@ -118,25 +224,13 @@ def require_fit(result: CompileResult) -> None:
         raise FitError(why)
 
 
-def app_inputs(result: CompileResult, seed: int = 0) -> dict:
-    """The application's inputs: its module's ``make_inputs(seed, **sizes)`` when it has one
-    (an apps/ module or a Python app file), else uniformly random words of every input
-    buffer's type (:func:`compiler.source.app_inputs`)."""
-    from .source import AppSource, app_inputs as source_inputs
-    return source_inputs(AppSource(result.app, result.program, result.module, result.sizes),
-                         seed)
-
-
-def check_result(result: CompileResult, seed: int = 0):
-    """The netlist model of ``result`` against the golden interpreter on the app's inputs
-    (:func:`compiler.backend.model.check_netlist`)."""
+def check_result(result: CompileResult):
+    """The netlist model of ``result`` against the golden outputs on the app's inputs
+    (:meth:`CompileResult.establish_golden`, :func:`compiler.backend.model.check_netlist`)."""
     from .backend.model import check_netlist
-    from .interp import run as interp
-    inputs = app_inputs(result, seed)
-    golden = interp(result.program, inputs)
-    outs = {b.name for b in result.program.buffers.values() if b.kind == "output"}
-    return check_netlist(result.netlist, result.arch, result.program, inputs,
-                         {k: v for k, v in golden.items() if k in outs})
+    golden = result.establish_golden()
+    return check_netlist(result.netlist, result.arch, result.program, result.inputs,
+                         golden.outputs)
 
 
 def _levels(program: Program) -> dict[str, str]:
@@ -173,62 +267,29 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
 def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
                 sizes: dict[str, int] | None = None, *, threshold: int | None = None,
                 policy: str | None = None, balance: bool = True,
-                until: str = "netlist", delay: bool = True) -> CompileResult:
+                until: str = "netlist", delay: bool = True, seed: int = 0) -> CompileResult:
     """Compile ``app`` (an application name, a Python app file, a Program JSON file or a
-    Program) for ``arch`` through every stage (module docstring). Raises the stages' one-line
-    errors (``ProgramError``, ``ExtractError``, ``VerifyError``, ``ScheduleError``,
-    ``ArchError``, ``MappingError`` for a refused buffer, ``NetlistError``). ``delay=False``
+    Program) for ``arch`` through the stages up to ``until`` (:data:`STAGES`; module
+    docstring). Raises the stages' one-line errors (``ProgramError``, ``ExtractError``,
+    ``VerifyError``, ``ScheduleError``, ``ArchError``, ``MappingError`` for a refused buffer,
+    ``NetlistError``, :class:`FitError`, ``PnRError``, ``GoldenMismatch``). ``delay=False``
     starts producers as early as possible (:mod:`compiler.schedule.delay`). ``until="map"``
     stops after buffer mapping and keeps the refused buffers' reasons in ``refused`` instead
-    of raising."""
-    from .mapping.common import MappingError
-    from .mapping.hierarchy import storage_mismatches
-    from .ir.hw import HwParams
-    from .schedule.report import schedule_program
-    from .source import load_app
-    from .backend.build import build_netlist
-
+    of raising. ``seed`` chooses the app's inputs and the placement."""
+    from .source import AppSource, load_app
     arch = arch if isinstance(arch, Arch) else load_arch(arch)
-    seconds: dict[str, float] = {}
     t = time.perf_counter()
-    module = None
     if isinstance(app, Program):
-        program, name = app, app.name
+        source = AppSource(app.name, app, None, dict(sizes or {}))
     else:
         source = load_app(str(app), sizes or {})
-        program, name, module = source.program, source.name, source.module
-    seconds["frontend"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    scheduled = schedule_program(program, HwParams.from_arch(arch), policy, balance=balance,
-                                 delay=delay)
-    seconds["schedule"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    scheduled, impls, refused = map_scheduled(program, scheduled, arch, threshold, policy,
-                                              balance)
-    seconds["map"] = time.perf_counter() - t
-    result = CompileResult(name, arch, program, scheduled, impls, None, seconds, module,
-                           dict(sizes or {}), refused)
-    if until == "map":
-        return result
-    if refused:
-        raise MappingError(next(iter(refused.values())))
-    mismatch = storage_mismatches({b.name: b.live_words for b in scheduled.live_optimized},
-                                  impls, {b.name: b.kind for b in program.buffers.values()},
-                                  _levels(program))
-    if mismatch:
-        raise MappingError(mismatch[0])
-
-    t = time.perf_counter()
-    netlist = build_netlist(scheduled.program, scheduled.optimized, scheduled.buffers, impls,
-                            arch)
-    netlist.app = name
-    seconds["netlist"] = time.perf_counter() - t
-    result.netlist = netlist
-    return result
+    result = CompileResult(source.name, arch, source.program, source=source,
+                           options=FlowOptions(threshold, policy, balance, delay, seed))
+    result.seconds["frontend"] = time.perf_counter() - t
+    result.done.append("frontend")
+    return result.run(until)
 
 
-__all__ = ["CompileResult", "compile_app", "app_inputs", "check_result", "DEFAULT_ARCH",
+__all__ = ["CompileResult", "compile_app", "check_result", "DEFAULT_ARCH", "STAGES",
            "FitError", "require_fit", "resources", "tile_capacity", "NetlistError",
            "user_errors"]

@@ -37,6 +37,11 @@ class AppSource:
     sizes: dict[str, int] = field(default_factory=dict)
     path: str | None = None              # the file it came from (Python or JSON)
 
+    @property
+    def file(self) -> str | None:
+        """The file that defines the app: ``path``, or an apps/ module's source file."""
+        return self.path or getattr(self.module, "__file__", None)
+
 
 def is_file_app(app: str) -> bool:
     """Whether ``app`` names a file (``.py`` or ``.json``) rather than an apps/ module."""
@@ -129,8 +134,10 @@ def _build(module: ModuleType, path: str, sizes: dict[str, int]) -> Program:
 
 
 def app_inputs(source: AppSource, seed: int = 0) -> dict:
-    """The app's inputs: its module's ``make_inputs(seed, **sizes)`` (one-line error if it
-    raises), else uniformly random words of every input buffer's type."""
+    """The app's inputs, the one source of them for the golden and the hardware alike: its
+    module's ``make_inputs(seed, **sizes)`` (one-line error if it raises or gives an array of
+    the wrong shape or a value its buffer's type cannot hold), else uniformly random words of
+    every input buffer's type."""
     import numpy as np
     from .interp import numpy_dtype
     if source.module is not None and hasattr(source.module, "make_inputs"):
@@ -139,66 +146,181 @@ def app_inputs(source: AppSource, seed: int = 0) -> dict:
         except Exception as e:
             raise AppError(f"{source.path or source.name}: make_inputs raised "
                            f"{type(e).__name__}: {_line(e)}") from None
-        _check_inputs(source, inputs)
-        return inputs
+        return _check_inputs(source, inputs)
     rng = np.random.default_rng(seed)
     out = {}
-    for b in source.program.buffers.values():
-        if b.kind == "input":
-            lo, hi = ((-(1 << (b.type.bits - 1)), 1 << (b.type.bits - 1)) if b.type.signed
-                      else (0, 1 << b.type.bits))
-            out[b.name] = rng.integers(lo, hi, b.shape).astype(numpy_dtype(b.type))
+    for b in _input_buffers(source.program):
+        lo, hi = type_range(b.type)
+        out[b.name] = rng.integers(lo, hi + 1, b.shape).astype(numpy_dtype(b.type))
     return out
 
 
-def _check_inputs(source: AppSource, inputs) -> None:
-    """``make_inputs`` gave an array of the declared shape for every input buffer."""
+def extreme_inputs(source: AppSource, which: str) -> dict:
+    """Every input buffer filled with one extreme value of its type: ``"zeros"`` or ``"max"``
+    (the largest value of the type), where wrap-around and overflow disagreements between the
+    interpreter and a reference show (:func:`establish_golden`)."""
     import numpy as np
+    from .interp import numpy_dtype
+    if which not in EXTREMES:
+        raise ValueError(f"extreme inputs are {' or '.join(EXTREMES)}, got {which!r}")
+    return {b.name: np.full(b.shape, 0 if which == "zeros" else type_range(b.type)[1],
+                            dtype=numpy_dtype(b.type))
+            for b in _input_buffers(source.program)}
+
+
+EXTREMES = ("zeros", "max")
+
+
+def type_range(t) -> tuple[int, int]:
+    """The smallest and largest value of the integer type ``t``."""
+    if t.signed:
+        return -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
+    return 0, (1 << t.bits) - 1
+
+
+def _input_buffers(program: Program) -> list:
+    return [b for b in program.buffers.values() if b.kind == "input"]
+
+
+def _check_inputs(source: AppSource, inputs) -> dict:
+    """``make_inputs`` gave, for every input buffer, an integer array of the declared shape
+    whose values its type holds; returns the arrays in the buffers' numpy types."""
+    import numpy as np
+    from .interp import numpy_dtype
     where = f"{source.path or source.name}: make_inputs"
     if not isinstance(inputs, dict):
         raise AppError(f"{where} returned {type(inputs).__name__}, expected a dict of arrays")
-    for b in source.program.buffers.values():
-        if b.kind != "input":
-            continue
+    out = dict(inputs)
+    for b in _input_buffers(source.program):
         if b.name not in inputs:
             raise AppError(f"{where} gave no array for input '{b.name}'")
-        shape = tuple(np.shape(inputs[b.name]))
-        if shape != tuple(b.shape):
-            raise AppError(f"{where} gave input '{b.name}' the shape {list(shape)}, the "
+        arr = np.asarray(inputs[b.name])
+        if tuple(arr.shape) != tuple(b.shape):
+            raise AppError(f"{where} gave input '{b.name}' the shape {list(arr.shape)}, the "
                            f"Program declares {list(b.shape)}")
+        if arr.dtype.kind not in "iub":
+            raise AppError(f"{where} gave input '{b.name}' values of type {arr.dtype}, "
+                           f"expected integers of its type {b.type}")
+        lo, hi = type_range(b.type)
+        bad = np.argwhere((arr.astype(np.int64) < lo) | (arr.astype(np.int64) > hi))
+        if len(bad):
+            at = tuple(int(i) for i in bad[0])
+            raise AppError(f"{where} gave input '{b.name}' ({b.type}, {lo}..{hi}) the value "
+                           f"{int(arr[at])} at {list(at)} ({len(bad)} values out of range)")
+        out[b.name] = arr.astype(numpy_dtype(b.type))
+    return out
 
 
-def golden(source: AppSource, inputs: dict) -> tuple[dict, str]:
-    """The golden outputs of ``source`` on ``inputs`` and how they were checked: the
-    interpreter against the module's ``reference`` when it has one, else against real Halide
-    when the Program came from the Halide-style DSL, else the interpreter alone. A mismatch
-    raises :class:`GoldenMismatch`."""
-    import numpy as np
+GOLDEN_KINDS = ("reference", "halide", "interpreter")
+
+
+@dataclass(frozen=True)
+class Golden:
+    """The outputs every PASS verdict compares with, and how they were established
+    (:func:`establish_golden`): ``kind`` is ``"reference"`` (the interpreter equals the app's
+    ``reference()`` bit for bit), ``"halide"`` (it equals real Halide running the Halide-style
+    program) or ``"interpreter"`` (neither exists: the interpreter alone); ``checked`` names
+    the input sets the two agreed on (the seeded inputs and the extremes)."""
+    outputs: dict
+    kind: str
+    checked: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line for a log: which golden and on what it was checked."""
+        if self.kind == "interpreter":
+            return "interpreter (the app has no reference() and is not Halide-style)"
+        against = "the app's reference()" if self.kind == "reference" else "real Halide"
+        return (f"interpreter == {against}, bit-exact on {', '.join(self.checked)} "
+                f"(golden: {self.kind})")
+
+
+def establish_golden(source: AppSource, inputs: dict, extremes: bool = True) -> Golden:
+    """The golden outputs of ``source`` on ``inputs``, the one way every PASS verdict gets
+    them (``make sim`` at both levels, ``make regress``, the bundle, the netlist model's check):
+    the interpreter (:mod:`compiler.interp`) must equal the module's ``reference()`` bit for
+    bit, or, without one, real Halide when the Program came from the Halide-style DSL; the
+    interpreter alone only when neither exists. With ``extremes`` the two are also compared on
+    all-zero and all-maximum inputs (:func:`extreme_inputs`). A disagreement raises
+    :class:`GoldenMismatch` naming the output and the first differing word."""
     from .interp import run
-    ours = run(source.program, inputs)
     outs = [b.name for b in source.program.buffers.values() if b.kind == "output"]
+    kind, theirs_of = _independent(source)
+    ours = run(source.program, inputs)
+    golden = {k: ours[k] for k in outs}
+    if kind == "interpreter":
+        return Golden(golden, kind)
+    checked = ["the app's inputs"]
+    _compare(golden, theirs_of(inputs), outs, kind, "the app's inputs")
+    if extremes:
+        for which in EXTREMES:
+            ext = extreme_inputs(source, which)
+            _compare(run(source.program, ext), theirs_of(ext), outs, kind, f"all-{which} inputs")
+            checked.append(f"all-{which}")
+    return Golden(golden, kind, tuple(checked))
+
+
+def _independent(source: AppSource):
+    """``(kind, fn)``: the golden kind of ``source`` and the function computing the outputs
+    independently of the interpreter (``None`` for the interpreter alone)."""
     ref = getattr(source.module, "reference", None) if source.module is not None else None
+    where = source.path or source.name
     if ref is not None:
-        try:
-            theirs, how = ref(inputs, **source.sizes), "numpy reference"
-        except Exception as e:
-            raise AppError(f"{source.path or source.name}: reference raised "
-                           f"{type(e).__name__}: {_line(e)}") from None
-    elif getattr(source.program, "halide", None) is not None:
+        def theirs(inputs):
+            try:
+                return ref(inputs, **source.sizes)
+            except Exception as e:
+                raise AppError(f"{where}: reference raised {type(e).__name__}: "
+                               f"{_line(e)}") from None
+        return "reference", theirs
+    if getattr(source.program, "halide", None) is not None:
         from .frontend.halide_check import realize_halide
         out, sizes = source.program.halide
-        theirs, how = {out.name: realize_halide(out, inputs, sizes)}, "real Halide"
-    else:
-        return {k: ours[k] for k in outs}, "interpreter (no reference to check against)"
+        return "halide", lambda inputs: {out.name: realize_halide(out, inputs, sizes)}
+    return "interpreter", None
+
+
+def _compare(ours: dict, theirs, outs: list[str], kind: str, on: str) -> None:
+    import numpy as np
+    what = "the app's reference()" if kind == "reference" else "real Halide"
+    if not isinstance(theirs, dict):
+        raise GoldenMismatch(f"golden ({kind}): {what} returned {type(theirs).__name__}, expected a "
+                             f"dict of output arrays", kind)
     for name in outs:
-        if name not in theirs or not np.array_equal(np.asarray(ours[name]).astype(np.int64),
-                                                    np.asarray(theirs[name]).astype(np.int64)):
-            raise GoldenMismatch(f"interpreter vs {how}: output '{name}' differs")
-    return {k: ours[k] for k in outs}, f"interpreter == {how} (bit-exact)"
+        if name not in theirs:
+            raise GoldenMismatch(f"golden ({kind}): {what} gives no output '{name}'", kind)
+        a = np.asarray(ours[name]).astype(np.int64)
+        b = np.asarray(theirs[name]).astype(np.int64)
+        if a.shape != b.shape:
+            raise GoldenMismatch(f"golden ({kind}): output '{name}' is {list(a.shape)} in the "
+                                 f"interpreter, {list(b.shape)} in {what}", kind)
+        diff = np.argwhere(a != b)
+        if len(diff):
+            at = tuple(int(i) for i in diff[0])
+            raise GoldenMismatch(
+                f"golden ({kind}): interpreter and {what} disagree on {on}: output '{name}' at "
+                f"{list(at)}: interpreter {int(a[at])}, {kind} {int(b[at])} "
+                f"({len(diff)} of {a.size} words differ)", kind)
 
 
 class GoldenMismatch(AssertionError):
-    """The interpreter and the app's reference (or real Halide) disagree."""
+    """The interpreter and the app's reference (or real Halide) disagree; ``kind`` is the
+    golden that was being established (``"reference"`` or ``"halide"``)."""
+
+    def __init__(self, message: str, kind: str | None = None):
+        super().__init__(message)
+        self.kind = kind
+
+
+def effective_sizes(source: AppSource) -> dict[str, int]:
+    """The sizes the app was built with: its ``build``'s defaults updated with the sizes
+    given (``{}`` for a Program JSON file)."""
+    import inspect
+    if source.module is None:
+        return dict(source.sizes)
+    sizes = {k: p.default for k, p in inspect.signature(source.module.build).parameters.items()
+             if p.default is not inspect.Parameter.empty and isinstance(p.default, int)}
+    sizes.update(source.sizes)
+    return sizes
 
 
 def _kw(sizes: dict[str, int]) -> str:

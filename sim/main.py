@@ -1,21 +1,28 @@
 """``make sim APP=... [ARCH=...]``: the main job (docs/simulation.md).
 
-``--level array`` (the default): compile the application (``compiler.pipeline.compile_app``),
-place and route it on the arch (``compiler.backend.pnr``), make its bundle (bitstream, GLB
-inputs, golden outputs, predicted cycles: ``compiler.backend.bundle``), generate the arch's
+``--level array`` (the default): establish the golden first (``compiler.source.establish_golden``:
+the interpreter must equal the app's ``reference()`` bit for bit, or real Halide for a
+Halide-style program without one, on the app's inputs and on all-zero and all-maximum inputs;
+the interpreter alone only when neither exists; a disagreement fails the run before anything is
+compiled), then compile the application, place and route it on the arch, and make its bundle
+(bitstream, GLB inputs, golden outputs, predicted cycles), all through the driver
+(``compiler.pipeline.compile_app``, stages ``netlist``, ``pnr``, ``bundle``); generate the arch's
 ``cgra_top`` Verilog, build its Verilator model (cached by the Verilog's SHA-256), and run the
 cocotb host testbench (``sim.tb.test_e2e``): configure over AXI4-Lite and read the
 configuration back, load the inputs into the global buffer, run until DONE, read the
 performance counters, read the outputs back. It passes when the output is bit-exact, the cycles
 measured by the counters equal the compiler's prediction, the GLB write count is the
-compiler's and ERROR is 0. Writes ``build/sim/<app>-<arch>.json``; ``WAVES=1`` also writes
-``build/sim/<app>-<arch>.fst``.
+compiler's and ERROR is 0. Writes ``build/sim/<app>-<arch>.json`` (sizes that differ from the
+app's defaults are appended to the name: ``<app>-<arch>-width24-height24.json``) with the
+golden used (``golden: reference | halide | interpreter``), the app's file and its effective
+sizes; ``WAVES=1`` also writes ``build/sim/<app>-<arch>.fst``.
 
 ``--level pub``: the PUB-level check (without place and route):
 
-1. golden: the reference interpreter (``compiler.interp``) on the app's inputs equals the app's
-   independent numpy reference, bit for bit (an app file without a reference: real Halide when
-   its Program came from the Halide-style DSL; ``compiler.source.golden``);
+1. golden: the reference interpreter (``compiler.interp``) on the app's inputs (and on
+   all-zero and all-maximum inputs) equals the app's independent numpy reference, bit for bit
+   (an app file without a reference: real Halide when its Program came from the Halide-style
+   DSL; ``compiler.source.establish_golden``, the same golden as the array level);
 2. schedule: tree-height reduction of the kernels (``compiler.passes.tree_height``), the
    sequential baseline and the optimized schedule, both proven by the isl verifier; the
    interpreter running the balanced program (the one ``ubc schedule`` schedules and dumps) in
@@ -65,32 +72,26 @@ def _equal(a: dict, b: dict, what: str) -> None:
 def run(app_name: str, arch_name: str, rtl: bool, seed: int,
         sizes: dict[str, int] | None = None) -> dict:
     from compiler.interp import run as interp
-    from compiler.pipeline import map_scheduled
-    from compiler.source import app_inputs, golden as app_golden, load_app
+    from compiler.pipeline import compile_app
+    from compiler.source import GoldenMismatch
     from compiler.mapping.registers import pack_register_files
     from compiler.model import check_buffer
-    from compiler.ir.hw import HwParams
-    from compiler.schedule.report import schedule_program
-    from ubgen.arch import load_arch
 
     t0 = time.perf_counter()
-    arch = load_arch(arch_name)
-    source = load_app(app_name, sizes)
-    program = source.program
-    inputs = app_inputs(source, seed)
+    result = compile_app(app_name, arch_name, sizes, seed=seed, until="frontend")
+    arch, source, program = result.arch, result.source, result.program
+    try:
+        gold = result.establish_golden()
+    except GoldenMismatch as e:
+        raise Failure(str(e)) from None
+    inputs, golden = result.inputs, gold.outputs
     step(f"{source.name}: {len(program.ops())} ops, inputs "
          f"{', '.join(f'{k}{list(v.shape)}' for k, v in inputs.items())}", t0)
+    step(f"golden: {gold.describe()}", t0)
 
-    try:
-        golden, how = app_golden(source, inputs)
-    except AssertionError as e:
-        raise Failure(str(e)) from None
-    step(f"golden: {how}", t0)
-
-    # mapping may schedule again (compiler.pipeline.map_scheduled): take its schedule
-    res, impls, refused = map_scheduled(program, schedule_program(program,
-                                                                  HwParams.from_arch(arch)),
-                                        arch)
+    # mapping may schedule again (compiler.pipeline.map_scheduled): the driver keeps its schedule
+    result.run("map")
+    res, impls, refused = result.scheduled, result.impls, result.refused
     summary = res.summary(source.name)
     step(f"schedule ({summary['policy']}): {summary['cycles_sequential']} cycles sequential -> "
          f"{summary['cycles_optimized']} optimized, verified by isl", t0)
@@ -124,7 +125,7 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int,
         step(f"RTL: {n} PUB configuration(s) on the generated Verilog == model", t0)
 
     summary.update(mems=mems, shift_registers=len(srs), register_file_words=rf_words,
-                   register_file_tiles=rf_tiles)
+                   register_file_tiles=rf_tiles, golden=gold.kind)
     return summary
 
 
@@ -135,31 +136,43 @@ PUB_ARCH = "pub"                 # default arch of the PUB level
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
               out_dir: Path | None = None, log=print) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
-    ``out_dir/<app>-<arch>.json``). Raises the compiler's and place and route's one-line
-    errors (``ValueError``/``KeyError`` subclasses) before anything is written."""
-    from compiler.backend.bundle import make_bundle
+    :func:`record_path`). The golden comes first (``compiler.source.establish_golden``): when the
+    interpreter and the app's reference (or real Halide) disagree, the record says
+    ``passed: false`` with the first differing word and nothing is compiled or simulated.
+    Raises the compiler's and place and route's one-line errors (``ValueError``/``KeyError``
+    subclasses) before anything is written."""
     from compiler.pipeline import compile_app, require_fit
+    from compiler.source import GoldenMismatch, effective_sizes
     from sim.array_run import model_for, run_bundle
 
     t0 = time.perf_counter()
     say = lambda msg: log(f"[{time.perf_counter() - t0:7.1f} s] {msg}")
+    result = compile_app(app, arch_name, sizes, until="frontend", seed=seed)
+    base = {"app": result.app, "arch": result.arch.name, "level": "array",
+            "path": result.source.file, "sizes": effective_sizes(result.source), "seed": seed}
+    out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"], result.source)
+    try:
+        golden = result.establish_golden()
+    except GoldenMismatch as e:
+        say(f"FAIL: {e}")
+        record = dict(base, golden=e.kind, passed=False, match=False, failures=[str(e)])
+        return _write_record(record, out)
+    say(f"golden: {golden.describe()}")
     t = time.perf_counter()
-    result = compile_app(app, arch_name, sizes)
+    result.run("netlist")
     require_fit(result)
     rep = result.report
     compile_seconds = time.perf_counter() - t
     say(f"compile: {rep['app']} on {rep['arch']}: {rep['pes']} PEs, {rep['mems']} MEMs, "
         f"{rep['ios']} IOs, {rep['registers']} register stages, {rep['cycles_predicted']} "
         f"cycles predicted ({compile_seconds:.1f} s)")
-    from compiler.backend.pnr import place_and_route
     t = time.perf_counter()
-    pnr = place_and_route(result.netlist, result.arch, seed=seed)
+    pnr = result.run("pnr").pnr
     pnr_seconds = time.perf_counter() - t
-    place_s, route_s = getattr(pnr, "place_seconds", None), getattr(pnr, "route_seconds", None)
-    say("place: " + (f"{place_s:.1f} s" if place_s is not None else "done"))
-    say("route: " + (f"{route_s:.1f} s" if route_s is not None else "done")
-        + f" (place and route {pnr_seconds:.1f} s); bitstream check {pnr.check.summary()}")
-    bundle = make_bundle(result, pnr, seed)
+    say(f"place: {pnr.place_seconds:.1f} s")
+    say(f"route: {pnr.route_seconds:.1f} s (place and route {pnr_seconds:.1f} s); "
+        f"bitstream check {pnr.check.summary()}")
+    bundle = result.run("bundle").bundle
     say(f"bundle: {len(bundle['bitstream'])} configuration words, "
         f"{len(bundle['glb_inputs'])} input and {len(bundle['glb_outputs'])} output GLB words")
     model = model_for(result.arch, _waves(waves), say)
@@ -168,26 +181,38 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     else:
         say(f"Verilator build: {model['verilator_build_seconds']:.1f} s")
     res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model)
-    record = {"app": rep["app"], "arch": rep["arch"], "level": "array", "sizes": sizes,
-              "seed": seed, "pes": rep["pes"], "mems": rep["mems"], "ios": rep["ios"],
-              "registers": rep["registers"], "bitstream_words": len(bundle["bitstream"]),
-              "bitstream_check": "pass" if pnr.check.ok else "fail",
-              "cycles_predicted": bundle["cycles_predicted"],
-              "cycles_measured": res["cycles_measured"], "first_write": res.get("first_write"),
-              "glb_writes": res.get("writes"), "output_writes": bundle["output_writes"],
-              "output_words": len(bundle["glb_outputs"]), "error": res.get("error"),
-              "match": res["match"], "passed": res["passed"], "failures": res["failures"],
-              "compile_seconds": round(compile_seconds, 2),
-              "pnr_seconds": round(pnr_seconds, 2),
-              "verilog_seconds": round(model["verilog_seconds"], 2),
-              "verilator_build_seconds": round(model["verilator_build_seconds"], 1),
-              "sim_seconds": res["sim_seconds"], "sim_cycles": res.get("sim_cycles"),
-              "stages": res.get("stages", {}), "model_sha256": model["sha256"]}
+    record = dict(base, golden=golden.kind, golden_checked=list(golden.checked),
+                  pes=rep["pes"], mems=rep["mems"], ios=rep["ios"],
+                  registers=rep["registers"], bitstream_words=len(bundle["bitstream"]),
+                  bitstream_check="pass" if pnr.check.ok else "fail",
+                  cycles_predicted=bundle["cycles_predicted"],
+                  cycles_measured=res["cycles_measured"], first_write=res.get("first_write"),
+                  glb_writes=res.get("writes"), output_writes=bundle["output_writes"],
+                  output_words=len(bundle["glb_outputs"]), error=res.get("error"),
+                  match=res["match"], passed=res["passed"], failures=res["failures"],
+                  compile_seconds=round(compile_seconds, 2),
+                  pnr_seconds=round(pnr_seconds, 2),
+                  verilog_seconds=round(model["verilog_seconds"], 2),
+                  verilator_build_seconds=round(model["verilator_build_seconds"], 1),
+                  sim_seconds=res["sim_seconds"], sim_cycles=res.get("sim_cycles"),
+                  stages=res.get("stages", {}), model_sha256=model["sha256"])
     if res.get("waves"):
         record["waves"] = res["waves"]
-    out_dir = out_dir or BUILD_SIM
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{record['app']}-{record['arch']}.json"
+    return _write_record(record, out)
+
+
+def record_path(out_dir: Path, app: str, arch: str, source) -> Path:
+    """``<out_dir>/<app>-<arch>.json``, with the sizes that differ from the app's defaults
+    appended (``gaussian-cgra_8x8-width24-height24.json``), so runs at different sizes keep
+    their own records."""
+    from compiler.source import effective_sizes
+    defaults = effective_sizes(type(source)(source.name, source.program, source.module, {}))
+    given = [f"{k}{v}" for k, v in source.sizes.items() if defaults.get(k) != v]
+    return out_dir / ("-".join([app, arch] + given) + ".json")
+
+
+def _write_record(record: dict, path: Path) -> dict:
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(record, indent=1))
     tmp.replace(path)
@@ -241,7 +266,7 @@ def main(argv=None) -> int:
         return 2
     paper = PAPER_CYCLES.get(args.app)
     ref = f" (paper Table VI: {paper[0]} -> {paper[1]})" if paper else ""
-    print(f"\n{s['app']}: PASS  cycles {s['cycles_sequential']} -> {s['cycles_optimized']}{ref}; "
+    print(f"\n{s['app']}: PASS  golden: {s['golden']}; cycles {s['cycles_sequential']} -> {s['cycles_optimized']}{ref}; "
           f"SRAM words {s['sram_words_sequential']} -> {s['sram_words_optimized']}; "
           f"MEMs {s['mems']}; shift registers {s['shift_registers']}"
           + (f"; register-file words {s['register_file_words']} in "
@@ -263,7 +288,10 @@ def main_array(args) -> int:
         print(f"sim: error: {_one_line(e)}", file=sys.stderr)
         return 2
     verdict = "PASS" if rec["passed"] else "FAIL"
-    print(f"\n{rec['app']} on {rec['arch']}: {verdict}  "
+    if "cycles_measured" not in rec:              # the golden failed: nothing was simulated
+        print(f"\n{rec['app']} on {rec['arch']}: FAIL  {rec['failures'][0]} -> {rec['json']}")
+        return 1
+    print(f"\n{rec['app']} on {rec['arch']}: {verdict}  golden: {rec['golden']}; "
           f"{'bit-exact' if rec['match'] else 'MISMATCH'} ({rec['output_words']} words); "
           f"cycles measured {rec['cycles_measured']} / predicted {rec['cycles_predicted']}; "
           f"{rec['glb_writes']} GLB writes; ERROR {rec['error']}; {rec['pes']} PEs, "

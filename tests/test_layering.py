@@ -85,6 +85,36 @@ def stage_violations(files) -> list[str]:
     return sorted(set(bad))
 
 
+# the driver and the tools above it: no stage (nor the helpers below the stages) imports them
+DRIVER = ("compiler.pipeline", "compiler.cli", "compiler.sweep", "compiler.__main__")
+
+
+def driver_violations(files) -> list[str]:
+    """Modules of the compiler's stages and helpers that import the driver or the tools on top
+    of it (docs/design.md §2: the driver calls the stages, never the other way round)."""
+    bad = []
+    for path, name, pkg in files:
+        if name.startswith(DRIVER):
+            continue
+        for mod in _imports(path, pkg):
+            if mod.startswith(DRIVER):
+                bad.append(f"{name} imports {mod}")
+    return sorted(set(bad))
+
+
+def test_no_stage_imports_the_driver():
+    assert driver_violations(_modules("compiler")) == []
+
+
+def test_driver_check_sees_a_stage_importing_the_driver(tmp_path):
+    """Negative control: a backend module importing the driver inside a function is seen."""
+    src = tmp_path / "x.py"
+    src.write_text("def f():\n    from ..pipeline import compile_app\n")
+    bad = driver_violations([(src, "compiler.backend.x", "compiler.backend")])
+    assert bad == ["compiler.backend.x imports compiler.pipeline",
+                   "compiler.backend.x imports compiler.pipeline.compile_app"]
+
+
 def test_ubgen_never_imports_compiler_sim_or_apps():
     assert ubgen_violations(_modules("ubgen")) == []
 
@@ -147,11 +177,9 @@ def test_compile_to_netlist_does_not_import_amaranth():
 
 def test_place_route_and_bundle_do_not_import_amaranth():
     code = ("from compiler.pipeline import compile_app\n"
-            "from compiler.backend.pnr import place_and_route\n"
-            "from compiler.backend.bundle import make_bundle\n"
-            "r = compile_app('gaussian', arch='cgra_8x8', sizes=dict(width=16, height=12))\n"
-            "p = place_and_route(r.netlist, r.arch)\n"
-            "assert p.check.ok and make_bundle(r, p)['bitstream']\n")
+            "r = compile_app('gaussian', arch='cgra_8x8', sizes=dict(width=16, height=12),\n"
+            "                until='bundle')\n"
+            "assert r.pnr.check.ok and r.bundle['bitstream']\n")
     assert _fresh(code) == "False"
 
 

@@ -10,7 +10,8 @@ from sim import main as sim_main
 def test_pub_level_passes_and_reports(capsys):
     assert sim_main.main(["--level", "pub", "--app", "mobilenet", "--no-rtl"]) == 0
     out = capsys.readouterr().out
-    assert "golden: interpreter == numpy reference (bit-exact)" in out
+    assert "golden: interpreter == the app's reference(), bit-exact" in out
+    assert "mobilenet: PASS  golden: reference;" in out
     assert "verified by isl" in out
     # mobilenet's weights are register files: they are model-checked and reported too
     assert "register-file words" in out and "mobilenet: PASS" in out

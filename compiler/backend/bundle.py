@@ -7,8 +7,9 @@
 
 ``glb_word`` is ``bank * bank_words + offset`` (the host's GLB address ``0x1000_0000 + 4 *
 glb_word``): each IO stream's words sit in the bank of the column placement gave its IO tile,
-at its GLB layout (:mod:`.glb`). The expected outputs are the golden interpreter's, at the words
-the host reads back; ``cycles_predicted`` is the schedule's completion (the unstalled cycle of
+at its GLB layout (:mod:`.glb`). The expected outputs are the golden outputs
+(``compiler.source.establish_golden``: the interpreter checked against the app's reference or
+real Halide), at the words the host reads back; ``cycles_predicted`` is the schedule's completion (the unstalled cycle of
 the last GLB write), ``done_cycle`` one past it, ``output_writes`` the number of ``f2glb``
 fires. The testbench consumes it and re-derives nothing.
 """
@@ -21,19 +22,17 @@ from .glb import input_words, output_places, output_writes
 from .netlist import NetlistError
 
 
-def make_bundle(result, pnr, seed: int = 0) -> dict:
-    """The bundle of a :class:`compiler.pipeline.CompileResult` placed and routed as ``pnr``
-    (its ``bitstream`` and ``io_banks()``), with the app's inputs for ``seed``."""
-    from ..interp import run as interp
-    from ..pipeline import app_inputs
-    net, arch = result.netlist, result.arch
+def make_bundle(net, arch, pnr, inputs: dict, golden: dict) -> dict:
+    """The bundle of the netlist ``net`` on ``arch``, placed and routed as ``pnr`` (its
+    ``bitstream`` and ``io_banks()``), with the app's ``inputs`` and the ``golden`` outputs the
+    host must read back (``compiler.source.establish_golden``; the driver,
+    ``compiler.pipeline``, passes both: this module computes no golden of its own)."""
     bank_words = arch.glb.bank_words
     banks = {n: b["bank"] for n, b in pnr.io_banks().items()}
 
     def word(node: str, offset: int) -> int:
         return banks[node] * bank_words + offset
 
-    inputs = app_inputs(result, seed)
     loads: dict[int, int] = {}
     for node, words in input_words(net, inputs).items():
         for off, v in words.items():
@@ -41,12 +40,11 @@ def make_bundle(result, pnr, seed: int = 0) -> dict:
             if loads.setdefault(w, v) != v:
                 raise NetlistError(f"GLB word {w} holds two different input words "
                                    f"(IO tiles share a bank)")
-    golden = interp(result.program, inputs)
     expected = []
     for buffer, places in sorted(output_places(net, arch).items()):
         arr = np.asarray(golden[buffer]).astype(np.int64) & WORD_MASK
         expected += [[word(n, off), int(arr[e])] for e, (n, off) in sorted(places.items())]
-    return {"app": result.app, "arch": arch.name,
+    return {"app": net.app, "arch": arch.name,
             "bitstream": pnr.bitstream.to_list(),
             "glb_inputs": sorted([w, v] for w, v in loads.items()),
             "glb_outputs": sorted(expected),

@@ -7,7 +7,8 @@
 every IR (Program, PolyProgram, schedules, unified buffers, UBImpls, netlist, report).
 ``netlist`` prints the netlist (``--json``: one JSON object with its counts, whether it fits the
 arch, the predicted cycles and the netlist model's verdict, which runs the netlist on the app's
-inputs against the golden interpreter). The netlist and its model do not need the app to fit the
+inputs against the golden outputs of ``compiler.source.establish_golden``, the same golden as
+``make sim``: the interpreter checked against the app's reference or real Halide). The netlist and its model do not need the app to fit the
 arch; ``--arch`` defaults to the largest shipped array.
 """
 from __future__ import annotations
@@ -63,7 +64,8 @@ def netlist_dot(net) -> str:
 
 def _compile(args) -> CompileResult:
     from ..source import parse_sizes
-    return compile_app(args.app, args.arch, parse_sizes(args.size))
+    return compile_app(args.app, args.arch, parse_sizes(args.size),
+                       seed=getattr(args, "seed", 0))
 
 
 def cmd_compile(args) -> int:
@@ -92,7 +94,14 @@ def cmd_netlist(args) -> int:
                                "misfit", "cycles_predicted")}
     check = None
     if not args.no_model:
-        check = check_result(result, args.seed)
+        from ..source import GoldenMismatch
+        try:
+            check = check_result(result)
+        except GoldenMismatch as e:            # the golden itself is wrong: a failed check
+            out.update(netlist_model="fail", golden=e.kind, model_detail=str(e))
+            print(json.dumps(out) if args.json else f"netlist model: not run: {e}")
+            return 3
+        out["golden"] = result.golden.kind
     out.update(cycles_netlist=check.cycles_netlist if check else None,
                netlist_model=("pass" if check.ok else "fail") if check else "skipped",
                model_detail=check.summary() if check else None,
@@ -104,7 +113,8 @@ def cmd_netlist(args) -> int:
         print(json.dumps(out))
     else:
         print(result.netlist)
-        print(f"\nnetlist model: {out['model_detail'] or 'skipped'}")
+        print(f"\nnetlist model: {out['model_detail'] or 'skipped'}"
+              + (f" (golden: {out['golden']})" if check else ""))
     return 0 if check is None or check.ok else 3
 
 

@@ -28,17 +28,12 @@ def _check_out_dir(path: str | None) -> None:
 
 
 def cmd_pnr(args) -> int:
-    from ..backend.pnr import place_and_route
     from ..pipeline import compile_app
     from ..source import parse_sizes
     check_dir(args.plot)
     _check_out_dir(args.out)
-    result = compile_app(args.app, args.arch, parse_sizes(args.size))
-    ok, why = result.fits()
-    if not ok:
-        from ..backend.pnr import PnRError
-        raise PnRError(why)
-    pnr = place_and_route(result.netlist, result.arch, seed=args.seed)
+    pnr = compile_app(args.app, args.arch, parse_sizes(args.size), seed=args.seed,
+                      until="pnr").pnr
     summary = pnr.summary()
     if args.plot:
         from ..backend.pnr_plot import plot_pnr

@@ -83,7 +83,9 @@ class PointError(ValueError):
 
 @dataclass
 class Point:
-    """The state of one point as it goes through the stages."""
+    """The state of one point as it goes through the stages: the driver's
+    :class:`compiler.pipeline.CompileResult` (``flow``), advanced one stage at a time, and the
+    figures recorded so far."""
     app: str
     params: dict
     sizes: dict[str, int]
@@ -91,19 +93,38 @@ class Point:
     threshold: int = DEFAULT_THRESHOLD
     policy: str | None = None
     backend: str = "pub"
-    program: object = None           # compiler.ir.Program
-    schedule: object = None          # compiler.schedule.report.ScheduleResult
-    impls: dict | None = None        # buffer name -> compiler.ir.ubimpl.UBImpl
-    refused: dict | None = None      # buffer name -> one-line reason
-    netlist: object = None           # compiler.backend.netlist.Netlist
+    flow: object = None              # compiler.pipeline.CompileResult
     resources: dict | None = None    # compiler.pipeline.resources of the netlist
     metrics: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    def run(self, stage: str):
+        """Advance the driver to ``stage`` (the frontend on first use)."""
+        if self.flow is None:
+            from ..pipeline import compile_app
+            self.flow = compile_app(self.app, self.arch, self.sizes, threshold=self.threshold,
+                                    policy=self.policy, until="frontend")
+        return self.flow.run(stage)
+
     @property
-    def hw(self):
-        from ..ir.hw import HwParams
-        return HwParams.from_arch(self.arch)
+    def program(self):
+        return self.flow.program if self.flow else None
+
+    @property
+    def schedule(self):              # compiler.schedule.report.ScheduleResult
+        return self.flow.scheduled if self.flow else None
+
+    @property
+    def impls(self):                 # buffer name -> compiler.ir.ubimpl.UBImpl
+        return self.flow.impls if self.flow else None
+
+    @property
+    def refused(self):               # buffer name -> one-line reason
+        return self.flow.refused if self.flow else None
+
+    @property
+    def netlist(self):
+        return self.flow.netlist if self.flow else None
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,12 +204,8 @@ def make_point(app: str, params: dict) -> Point:
 
 def stage_schedule(pt: Point) -> None:
     """Build the program, schedule it (sequential and optimized), verify, extract buffers."""
-    from ..source import load_program
     from ..liveness import total_live_words
-    from ..schedule.report import schedule_program
-    pt.program = load_program(pt.app, pt.sizes)
-    res = schedule_program(pt.program, pt.hw, pt.policy)
-    pt.schedule = res
+    res = pt.run("schedule").scheduled
     pt.metrics.update(policy=res.optimized.policy, cycles=res.optimized.completion,
                       cycles_sequential=res.sequential.completion,
                       sram_words=total_live_words(res.live_optimized),
@@ -202,10 +219,8 @@ def stage_map(pt: Point) -> None:
     from ..liveness import total_live_words
     if pt.schedule is None:
         raise PointError("the map stage needs the schedule stage")
-    from ..pipeline import map_scheduled
     # mapping may schedule again, with delayed producers kept early (map_scheduled)
-    pt.schedule, pt.impls, pt.refused = map_scheduled(pt.program, pt.schedule, pt.arch,
-                                                      pt.threshold, pt.policy, params=pt.hw)
+    pt.run("map")
     pt.metrics.update(cycles=pt.schedule.optimized.completion,
                       sram_words=total_live_words(pt.schedule.live_optimized))
     rep = map_report(pt.app, pt.impls, pt.refused, pt.backend, pt.arch)
@@ -233,16 +248,14 @@ class MappingRefused(ValueError):
 
 
 def stage_netlist(pt: Point) -> None:
-    """The PE/MEM/IO netlist (``compiler.backend.build``, the last stage of
-    ``compiler.pipeline.compile_app``): ``pes``, ``mems`` and ``ios`` are its tiles, and the fit
-    is the pipeline's (PE, MEM, IO tiles, GLB banks, GLB words per bank)."""
-    from ..backend.build import build_netlist
+    """The PE/MEM/IO netlist (``compiler.backend.build`` through the driver's ``netlist``
+    stage, which also checks that the schedule's live words and the mapping agree): ``pes``,
+    ``mems`` and ``ios`` are its tiles, and the fit is the pipeline's (PE, MEM, IO tiles, GLB
+    banks, GLB words per bank)."""
     from ..pipeline import resources
     if pt.impls is None:
         raise PointError("the netlist stage needs the map stage")
-    sched = pt.schedule
-    pt.netlist = build_netlist(sched.program, sched.optimized, sched.buffers, pt.impls, pt.arch)
-    net = pt.netlist
+    net = pt.run("netlist").netlist
     pt.metrics.update(pes=net.count("pe"), mems=net.count("mem"), ios=net.count("io"),
                       register_stages=net.register_stages(),
                       cycles_predicted=net.cycles_predicted)
@@ -256,13 +269,12 @@ def stage_pnr(pt: Point) -> None:
     bitstream checker's verdict ``pnr_check``. A netlist that does not fit the array is not
     placed (the point is "does-not-fit" with the resources that ran out); a design that cannot
     be routed fails the point with the router's one-line error."""
-    from ..backend.pnr import place_and_route
     if pt.netlist is None:
         raise PointError("the pnr stage needs the netlist stage")
     if any(need > have for need, have in pt.resources.values()):
         pt.notes.append("pnr: not run: the netlist does not fit the array")
         return
-    s = place_and_route(pt.netlist, pt.arch, seed=0).summary()
+    s = pt.run("pnr").pnr.summary()
     pt.metrics.update({k: s[k] for k in PNR_KEYS}, pnr_check=s["check"])
 
 

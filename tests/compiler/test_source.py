@@ -10,8 +10,9 @@ import pytest
 
 from compiler.cli import main
 from compiler.ir import Arg, Call, Const, Kernel, u16
-from compiler.pipeline import app_inputs, check_result, compile_app
-from compiler.source import AppError, GoldenMismatch, app_inputs as src_inputs, golden, load_app
+from compiler.pipeline import check_result, compile_app
+from compiler.source import (AppError, GoldenMismatch, app_inputs as src_inputs,
+                             establish_golden, load_app)
 from sim import main as sim_main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,12 +37,12 @@ def test_example_passes_make_sim_and_the_netlist_model(path, capsys):
     assert sim_main.main(["--level", "pub", "--app", path, "--no-rtl"] + sizes) == 0
     out = capsys.readouterr().out
     assert f"{stem}: PASS" in out
-    assert ("interpreter == real Halide (bit-exact)" in out
-            or "interpreter == numpy reference (bit-exact)" in out)
+    assert ("golden: interpreter == real Halide" in out
+            or "golden: interpreter == the app's reference()" in out)
     result = compile_app(path, "cgra_16x32", SMALL[stem])
     check = check_result(result)
     assert check.ok, check.summary()
-    assert app_inputs(result)["input"].shape[:2] == (12, SMALL[stem]["height"])   # its own
+    assert result.inputs["input"].shape[:2] == (12, SMALL[stem]["height"])   # its own
 
 
 @pytest.mark.parametrize("command", ["schedule", "map", "compile"])
@@ -56,22 +57,25 @@ def test_halide_file_golden_is_cross_checked_with_real_halide():
     src = load_app(str(ROOT / "examples" / "halide_box_blur.py"), {"width": 10, "height": 8})
     assert src.program.halide is not None and not hasattr(src.module, "reference")
     inputs = src_inputs(src, 3)
-    outs, how = golden(src, inputs)
-    assert how == "interpreter == real Halide (bit-exact)" and outs["output"].shape == (8, 6)
+    g = establish_golden(src, inputs)
+    assert g.kind == "halide" and g.outputs["output"].shape == (8, 6)
     # negative control: a Program that no longer computes what the DSL says is caught
     op = src.program.op("output")
     op.kernel = Kernel("wrong", 1, Call("lshr", (Arg(0, u16), Const(2, u16))), (u16,))
-    with pytest.raises(GoldenMismatch, match="interpreter vs real Halide: output 'output'"):
-        golden(src, inputs)
+    with pytest.raises(GoldenMismatch, match="golden \\(halide\\): interpreter and real "
+                                             "Halide disagree on the app's inputs: output "
+                                             "'output' at"):
+        establish_golden(src, inputs)
 
 
 def test_reference_golden_and_its_negative_control():
     src = load_app(str(ROOT / "examples" / "loopnest_edges.py"), {"width": 12, "height": 9})
     inputs = src_inputs(src)
-    assert golden(src, inputs)[1] == "interpreter == numpy reference (bit-exact)"
+    assert establish_golden(src, inputs).kind == "reference"
     src.module.THRESHOLD = 0            # the reference now disagrees with the Program
-    with pytest.raises(GoldenMismatch, match="numpy reference: output 'edges' differs"):
-        golden(src, inputs)
+    with pytest.raises(GoldenMismatch, match="reference\\(\\) disagree on the app's inputs: "
+                                             "output 'edges' at"):
+        establish_golden(src, inputs)
 
 
 BAD_FILES = {

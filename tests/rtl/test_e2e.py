@@ -21,9 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.backend.bundle import make_bundle
-from compiler.backend.pnr import place_and_route
 from compiler.pipeline import compile_app
+from compiler.source import GoldenMismatch
 from sim.array_run import model_for, run_bundle
 from tests.apps.test_apps import SMALL
 
@@ -41,15 +40,12 @@ def model():
 
 @lru_cache(maxsize=None)
 def _compiled(app: str, arch: str, sizes: tuple):
-    result = compile_app(app, arch, dict(sizes))
-    pnr = place_and_route(result.netlist, result.arch, seed=0)
-    return result, pnr
+    return compile_app(app, arch, dict(sizes), until="bundle")
 
 
-def bundle_of(app: str, arch: str = ARCH, sizes: dict | None = None, seed: int = 0) -> dict:
+def bundle_of(app: str, arch: str = ARCH, sizes: dict | None = None) -> dict:
     sizes = SMALL[app] if sizes is None else sizes
-    result, pnr = _compiled(app, arch, tuple(sorted(sizes.items())))
-    return make_bundle(result, pnr, seed)
+    return _compiled(app, arch, tuple(sorted(sizes.items()))).bundle
 
 
 def describe(r: dict) -> str:
@@ -150,7 +146,7 @@ def smallest_fit(app: str):
             notes.append(why)
             continue
         try:
-            return arch, result, place_and_route(result.netlist, result.arch, seed=0), notes
+            return arch, result, result.run("pnr").pnr, notes
         except ValueError as e:                      # place and route ran out of a resource
             notes.append(f"{arch}: {str(e).splitlines()[0]}")
     return None, None, None, notes
@@ -181,7 +177,14 @@ def test_regress_every_app_on_its_smallest_arch():
         rep = result.report
         row = {"app": app, "arch": arch, "pes": rep["pes"], "mems": rep["mems"],
                "ios": rep["ios"], "cycles_predicted": rep["cycles_predicted"]}
-        b = make_bundle(result, pnr, 0)
+        try:
+            b = result.run("bundle").bundle
+        except GoldenMismatch as e:                  # the golden itself is wrong: a failure
+            row.update(passed=False, note=str(e))
+            failed.append(f"{app}: {e}")
+            rows.append(row)
+            _write_table(rows)
+            continue
         if arch not in models:
             models[arch] = model_for(arch)
         r = run_bundle(b, arch, model=models[arch])
@@ -211,30 +214,35 @@ def _write_table(rows: list[dict]) -> None:
     tmp.replace(REGRESS_TABLE)
 
 
-@pytest.mark.parametrize("kind", ["json", "py"])
+@pytest.mark.parametrize("kind", ["json", "py", "py-reference"])
 def test_main_job_on_an_app_file(kind, tmp_path, monkeypatch, model, capsys):
     """``python -m sim.main --app FILE``: an application given as a Program JSON file (random
-    inputs of its buffers' types) or as a user's Python app file (examples/, docs/apps.md) runs
-    end to end on the default arch and writes the JSON record with every figure of the main
-    job."""
+    inputs of its buffers' types; golden: the interpreter), as a user's Halide-style app file
+    without a reference (examples/, docs/apps.md; golden: real Halide) or with one
+    (tests/data/apps/box5.py; golden: its reference) runs end to end on the default arch and
+    writes the JSON record with every figure of the main job and the golden it used."""
     import json
     from apps import get_app
     from sim import main as sim_main
     monkeypatch.setattr(sim_main, "BUILD_SIM", tmp_path / "out")
-    if kind == "py":
-        path = Path(__file__).resolve().parents[2] / "examples" / "halide_box_blur.py"
+    root = Path(__file__).resolve().parents[2]
+    if kind.startswith("py"):
+        path = (root / "examples" / "halide_box_blur.py" if kind == "py"
+                else root / "tests" / "data" / "apps" / "box5.py")
         assert sim_main.main(["--app", str(path), "--size", "width=12",
                               "--size", "height=10"]) == 0
-        _check_main_record(tmp_path / "out" / f"halide_box_blur-{ARCH}.json", capsys)
+        golden = "halide" if kind == "py" else "reference"
+        _check_main_record(tmp_path / "out" / f"{path.stem}-{ARCH}-width12-height10.json",
+                           capsys, golden)
         return
     program = get_app("brighten_blur").build(**SMALL["brighten_blur"])
     path = tmp_path / "my_blur.json"
     path.write_text(json.dumps(program.to_dict()))
     assert sim_main.main(["--app", str(path)]) == 0
-    _check_main_record(tmp_path / "out" / f"my_blur-{ARCH}.json", capsys)
+    _check_main_record(tmp_path / "out" / f"my_blur-{ARCH}.json", capsys, "interpreter")
 
 
-def _check_main_record(path, capsys) -> None:
+def _check_main_record(path, capsys, golden: str) -> None:
     import json
     out = capsys.readouterr().out
     for stage in ("compile:", "place:", "route:", "Verilog:", "Verilator build:", "configure:",
@@ -242,6 +250,7 @@ def _check_main_record(path, capsys) -> None:
         assert stage in out, stage
     rec = json.loads(path.read_text())
     assert rec["level"] == "array" and rec["match"] is True and rec["passed"] is True
+    assert rec["golden"] == golden and f"PASS  golden: {golden};" in out
     assert rec["cycles_measured"] == rec["cycles_predicted"] > 0
     for key in ("app", "arch", "pes", "mems", "ios", "registers", "compile_seconds",
                 "pnr_seconds", "verilator_build_seconds", "sim_seconds"):

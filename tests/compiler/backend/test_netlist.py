@@ -14,8 +14,7 @@ from apps import NAMES
 from compiler.backend.model import check_netlist, simulate_netlist
 from compiler.backend.netlist import GLBLayout, Netlist
 from compiler.cli import main
-from compiler.interp import run as interp
-from compiler.pipeline import FitError, app_inputs, check_result, compile_app, require_fit
+from compiler.pipeline import FitError, check_result, compile_app, require_fit
 from ubgen.arch import ARCH_DIR
 from ubgen.pe.ops import PEOp
 
@@ -51,9 +50,8 @@ def test_netlist_model_passes_and_json_round_trips(gaussian):
 def _mutated(result, edit):
     net = Netlist.from_dict(result.netlist.to_dict())
     edit(net)
-    inputs = app_inputs(result)
-    golden = {k: v for k, v in interp(result.program, inputs).items() if k == "output"}
-    return check_netlist(net, result.arch, result.program, inputs, golden)
+    golden = result.establish_golden().outputs
+    return check_netlist(net, result.arch, result.program, result.inputs, golden)
 
 
 def test_model_catches_a_changed_pe_op(gaussian):

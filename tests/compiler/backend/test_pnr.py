@@ -15,7 +15,6 @@ import sys
 import pytest
 
 from compiler.backend.bitstream import Bitstream
-from compiler.backend.bundle import make_bundle
 from compiler.backend.check import check_bitstream
 from compiler.backend.netlist import Netlist
 from compiler.backend.pad import pad_latencies
@@ -24,9 +23,8 @@ from compiler.backend.place import place
 from compiler.backend.route import RouteError, route
 from compiler.backend.pnr import routing_nets
 from compiler.cli import main
-from compiler.pipeline import app_inputs, compile_app
+from compiler.pipeline import compile_app
 from compiler.backend.model import check_netlist
-from compiler.interp import run as interp
 from ubgen.arch import ARCH_DIR, load_arch
 
 from ...apps.test_apps import SMALL
@@ -54,9 +52,8 @@ def test_padding_keeps_the_netlist_model_passing(gaussian):
     assert max(d["latency"] for *_e, d in padded.graph.edges(data=True)) <= 3
     regs = [n for n in padded.nodes("pe") if padded.graph.nodes[n].get("register")]
     assert regs and padded.count("pe") == result.netlist.count("pe") + len(regs)
-    inputs = app_inputs(result)
-    golden = {k: v for k, v in interp(result.program, inputs).items()
-              if result.program.buffers[k].kind == "output"}
+    golden = result.establish_golden().outputs
+    inputs = result.inputs
     ok = check_netlist(padded, result.arch, result.program, inputs, golden)
     assert ok.ok, ok.summary()
     # negative control: one register PE without its output register is a cycle short
@@ -282,10 +279,9 @@ def test_cli_pnr_errors_leave_nothing(tmp_path, capsys):
 
 
 def _array_run(app: str, arch: str, corrupt=None):
-    result = compile_app(app, arch, SMALL[app])
-    pnr = place_and_route(result.netlist, result.arch)
+    result = compile_app(app, arch, SMALL[app], until="bundle")
+    pnr, bundle = result.pnr, result.bundle
     assert pnr.check.ok, pnr.check.summary()
-    bundle = make_bundle(result, pnr)
     if corrupt is not None:
         bundle["bitstream"] = corrupt(bundle["bitstream"], array_data(result.arch).index)
     cols = [b["column"] for b in pnr.io_banks().values()]
@@ -326,9 +322,8 @@ def test_more_small_apps_run_on_the_simulated_array(app):
 @pytest.mark.regress
 def test_gaussian_64x64_runs_on_the_simulated_cgra_8x8():
     """``make sim``'s default case (gaussian at Table 7.1 size on cgra_8x8) on the RTL."""
-    result = compile_app("gaussian", "cgra_8x8")
-    pnr = place_and_route(result.netlist, result.arch)
-    bundle = make_bundle(result, pnr)
+    result = compile_app("gaussian", "cgra_8x8", until="bundle")
+    pnr, bundle = result.pnr, result.bundle
     run = run_bundle(result.arch, bundle, [b["column"] for b in pnr.io_banks().values()])
     assert run.mismatches(bundle) == []
     assert len(run.writes) == bundle["output_writes"] == 62 * 62
