@@ -28,7 +28,7 @@ Importing this module does not import Amaranth: the backend reads ubgen's export
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ubgen.arch import Arch, ArchError, load_arch
@@ -39,7 +39,8 @@ from .ir.ubimpl import UBImpl
 from .backend.netlist import Netlist, NetlistError
 from .source import AppSource, Golden
 
-DEFAULT_ARCH = "cgra_16x32"          # the largest shipped array
+DEFAULT_ARCH = "cgra_16x32"          # the largest shipped array (the sweep's figures)
+PUB_ARCH = "pub"                     # commands that work on a single PUB
 
 
 def user_errors() -> tuple[type[BaseException], ...]:
@@ -86,6 +87,19 @@ class CompileResult:
     @property
     def buffers(self):
         return self.scheduled.buffers
+
+    @property
+    def label(self) -> str:
+        """How one-line errors name the app: its file, or its apps/ name."""
+        return self.source.path if self.source and self.source.path else self.app
+
+    def refusal(self) -> str:
+        """One line for the buffers mapping refused: the app, the first buffer, the cause and
+        what to change (the mapping passes' messages say it)."""
+        why = next(iter(self.refused.values()))
+        more = (f" (and {len(self.refused) - 1} more refused buffers)"
+                if len(self.refused) > 1 else "")
+        return f"{self.label}: {why}{more}"
 
     @property
     def schedule(self):
@@ -165,12 +179,12 @@ class CompileResult:
         from .mapping.hierarchy import storage_mismatches
         from .backend.build import build_netlist
         if self.refused:
-            raise MappingError(next(iter(self.refused.values())))
+            raise MappingError(self.refusal())
         mismatch = storage_mismatches(
             {b.name: b.live_words for b in self.scheduled.live_optimized}, self.impls,
             {b.name: b.kind for b in self.program.buffers.values()}, _levels(self.program))
         if mismatch:
-            raise MappingError(mismatch[0])
+            raise MappingError(f"{self.label}: {mismatch[0]}")
         s = self.scheduled
         self.netlist = build_netlist(s.program, s.optimized, s.buffers, self.impls, self.arch)
         self.netlist.app = self.app
@@ -290,6 +304,74 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     return result.run(until)
 
 
+def shipped_arrays() -> list[str]:
+    """The shipped arch files with an array (``constraints/arch/*.toml`` with ``[array]``),
+    smallest first (by tiles, then by name)."""
+    from ubgen.arch import ARCH_DIR
+    found = []
+    for path in sorted(ARCH_DIR.glob("*.toml")):
+        arch = load_arch(path.stem)
+        if "array" in arch.raw:
+            found.append((sum(tile_capacity(arch).values()), arch.name))
+    return [name for _n, name in sorted(found)]
+
+
+def _same_mapping_params(a: Arch, b: Arch) -> bool:
+    """Whether two archs schedule and map an app alike (same PUB, DP-SRAM, MEM and schedule
+    parameters); they may differ in the array and the global buffer."""
+    return (a.pub, a.dpbuf, a.mem, a.schedule) == (b.pub, b.dpbuf, b.mem, b.schedule)
+
+
+@dataclass
+class ArchChoice:
+    """Which arch the default rule chose (:func:`compile_on_smallest`) and why the smaller
+    shipped arrays were passed over."""
+    arch: str
+    passed_over: list[str] = field(default_factory=list)   # "<arch>: <one-line reason>"
+    routes: bool = False              # chosen by placing and routing, not by counts alone
+
+    def describe(self, app: str) -> str:
+        how = "fits and routes on" if self.routes else "fits"
+        why = f"; passed over: {'; '.join(self.passed_over)}" if self.passed_over else ""
+        return f"arch {self.arch}: the smallest shipped array {app} {how}{why}"
+
+
+def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None, *,
+                        until: str = "netlist", **options) -> tuple[CompileResult, ArchChoice]:
+    """The default arch of everything that runs on the array (docs/cli.md): compile ``app``
+    on each shipped array, smallest first (:func:`shipped_arrays`), and keep the first whose
+    resources it fits; with ``until`` at ``pnr`` or later, the first it also places and routes
+    on (register padding may need more PEs than the netlist counts). Raises a one-line
+    :class:`FitError` when no shipped array holds it. ``options`` go to :func:`compile_app`."""
+    from .backend.pnr import PnRError
+    routes = STAGES.index(until) >= STAGES.index("pnr")
+    passed: list[str] = []
+    mapped: CompileResult | None = None
+    for name in shipped_arrays():
+        arch = load_arch(name)
+        if mapped is not None and _same_mapping_params(mapped.arch, arch):
+            # the schedule and the buffer mapping read only these parameters: keep them
+            result = replace(mapped, arch=arch, seconds=dict(mapped.seconds), netlist=None,
+                             pnr=None, bundle=None, done=list(STAGES[:STAGES.index("map") + 1]))
+        else:
+            result = compile_app(app, arch, sizes, until="map", **options)
+            mapped = result
+        result.run("netlist")
+        short = [f"needs {need} {res}, has {cap}"
+                 for res, (need, cap) in result.resources().items() if need > cap]
+        if short:
+            passed.append(f"{name}: {short[0]}")
+            continue
+        try:
+            result.run(until)
+        except PnRError as e:
+            passed.append(f"{name}: {str(e).splitlines()[0]}")
+            continue
+        return result, ArchChoice(name, passed, routes)
+    raise FitError(f"{result.app} fits no shipped array ({'; '.join(passed)})")
+
+
 __all__ = ["CompileResult", "compile_app", "check_result", "DEFAULT_ARCH", "STAGES",
+           "PUB_ARCH", "shipped_arrays", "compile_on_smallest", "ArchChoice",
            "FitError", "require_fit", "resources", "tile_capacity", "NetlistError",
            "user_errors"]

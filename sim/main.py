@@ -129,7 +129,6 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int,
     return summary
 
 
-ARRAY_ARCH = "cgra_8x8"          # default arch of the array level
 PUB_ARCH = "pub"                 # default arch of the PUB level
 
 
@@ -141,26 +140,36 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     ``passed: false`` with the first differing word and nothing is compiled or simulated.
     Raises the compiler's and place and route's one-line errors (``ValueError``/``KeyError``
     subclasses) before anything is written."""
-    from compiler.pipeline import compile_app, require_fit
+    from compiler.pipeline import compile_app, compile_on_smallest, require_fit, shipped_arrays
     from compiler.source import GoldenMismatch, effective_sizes
     from sim.array_run import model_for, run_bundle
 
     t0 = time.perf_counter()
     say = lambda msg: log(f"[{time.perf_counter() - t0:7.1f} s] {msg}")
-    result = compile_app(app, arch_name, sizes, until="frontend", seed=seed)
-    base = {"app": result.app, "arch": result.arch.name, "level": "array",
-            "path": result.source.file, "sizes": effective_sizes(result.source), "seed": seed}
-    out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"], result.source)
+    # the golden needs no arch: establish it on the frontend alone, before compiling
+    front = compile_app(app, arch_name or shipped_arrays()[0], sizes, until="frontend",
+                        seed=seed)
+    base = {"app": front.app, "arch": arch_name, "level": "array",
+            "path": front.source.file, "sizes": effective_sizes(front.source), "seed": seed}
     try:
-        golden = result.establish_golden()
+        golden = front.establish_golden()
     except GoldenMismatch as e:
         say(f"FAIL: {e}")
+        base["arch"] = base["arch"] or "auto"        # no arch was chosen: nothing compiled
         record = dict(base, golden=e.kind, passed=False, match=False, failures=[str(e)])
-        return _write_record(record, out)
+        return _write_record(record, record_path(out_dir or BUILD_SIM, base["app"],
+                                                 base["arch"], front.source))
     say(f"golden: {golden.describe()}")
     t = time.perf_counter()
-    result.run("netlist")
-    require_fit(result)
+    if arch_name is None:
+        result, choice = compile_on_smallest(app, sizes, until="pnr", seed=seed)
+        say(choice.describe(result.app))
+    else:
+        result = front.run("netlist")
+        require_fit(result)
+    result.inputs, result.golden = front.inputs, golden
+    base["arch"] = result.arch.name
+    out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"], result.source)
     rep = result.report
     compile_seconds = time.perf_counter() - t
     say(f"compile: {rep['app']} on {rep['arch']}: {rep['pes']} PEs, {rep['mems']} MEMs, "
@@ -230,16 +239,15 @@ def _one_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sim.main", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--app", default="gaussian",
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The command line of ``make sim`` / ``ubc sim`` (docs/cli.md)."""
+    ap.add_argument("app", metavar="APP",
                     help="application name (apps/), a Python app file (docs/apps.md) or a "
                          "Program JSON file")
     ap.add_argument("--arch", default=None,
-                    help=f"constraints/arch name or path (default {ARRAY_ARCH}; "
-                         f"{PUB_ARCH} for --level pub)")
+                    help="constraints/arch name or path (default: the smallest shipped array "
+                         "APP fits and routes on, named in the output; "
+                         f"{PUB_ARCH} for --level pub, which works on single PUBs)")
     ap.add_argument("--size", action="append", default=[], metavar="NAME=INT",
                     help="an application size parameter (repeatable), e.g. width=16")
     ap.add_argument("--level", choices=["array", "pub"], default="array",
@@ -251,7 +259,17 @@ def main(argv=None) -> int:
                     help="input generator seed (and the placer's seed)")
     ap.add_argument("--waves", action="store_true",
                     help="--level array: write an FST waveform (as WAVES=1)")
-    args = ap.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="ubc sim", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    add_arguments(ap)
+    return run_from_args(ap.parse_args(argv))
+
+
+def run_from_args(args) -> int:
     if args.level == "array":
         return main_array(args)
     try:
@@ -279,8 +297,7 @@ def main_array(args) -> int:
     from sim.array_run import RunError
     try:
         sizes = parse_sizes(args.size)
-        rec = run_array(args.app, args.arch or ARRAY_ARCH, sizes, args.seed,
-                        True if args.waves else None)
+        rec = run_array(args.app, args.arch, sizes, args.seed, True if args.waves else None)
     except RunError as e:
         print(f"sim: error: {_one_line(e)}", file=sys.stderr)
         return 1

@@ -189,6 +189,10 @@ def load_arch(path: str | Path = "pub") -> Arch:
     try:
         data = tomllib.loads(p.read_text())
     except FileNotFoundError:
+        if not Path(path).suffix:
+            shipped = ", ".join(sorted(q.stem for q in ARCH_DIR.glob("*.toml")))
+            raise ArchError(f"unknown arch '{path}'; shipped archs: {shipped} (or the path of "
+                            f"a .toml constraints file)") from None
         raise ArchError(f"{source}: constraints file not found") from None
     except tomllib.TOMLDecodeError as e:
         raise ArchError(f"{source}: malformed TOML: {e}") from None

@@ -5,16 +5,16 @@
 
 Prints the placement, routing and bitstream figures and the bitstream checker's verdict
 (``--json``: one JSON object). ``--plot FILE`` draws the placed and routed array; ``--out DIR``
-writes ``<app>-<arch>.bitstream.json`` and ``.bin``. Exit status 3 when the checker fails.
-Nothing is written when anything fails.
+writes ``<app>-<arch>.bitstream.json`` and ``.bin``. ``--arch`` defaults to the smallest shipped
+array the app fits and routes on (docs/cli.md). Exit status 1 when the checker fails, 2 on bad
+input. Nothing is written when anything fails.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from ..pipeline import DEFAULT_ARCH
-from .common import add_app_arguments, check_dir, write_with
+from .common import add_app_arguments, check_dir, compile_for, write_with
 
 
 def _check_out_dir(path: str | None) -> None:
@@ -28,13 +28,13 @@ def _check_out_dir(path: str | None) -> None:
 
 
 def cmd_pnr(args) -> int:
-    from ..pipeline import compile_app
-    from ..source import parse_sizes
     check_dir(args.plot)
     _check_out_dir(args.out)
-    pnr = compile_app(args.app, args.arch, parse_sizes(args.size), seed=args.seed,
-                      until="pnr").pnr
+    result, choice = compile_for(args, "pnr", say=None, seed=args.seed)
+    pnr = result.pnr
     summary = pnr.summary()
+    if choice:
+        summary["arch_choice"] = choice.describe(result.app)
     if args.plot:
         from ..backend.pnr_plot import plot_pnr
         write_with(args.plot, lambda tmp: plot_pnr(pnr, tmp), ".png")
@@ -53,6 +53,8 @@ def cmd_pnr(args) -> int:
         print(json.dumps(summary))
     else:
         s = summary
+        if choice:
+            print(s["arch_choice"])
         print(f"{s['app']} on {s['arch']} (seed {s['seed']}): {s['pes']} PEs "
               f"({s['register_pes']} register PEs), {s['mems']} MEMs, {s['ios']} IOs")
         print(f"  place {s['place_seconds']:.2f} s, route {s['route_seconds']:.2f} s "
@@ -65,7 +67,7 @@ def cmd_pnr(args) -> int:
             print(f"  plot: {args.plot}")
         for f in summary.get("bitstream_files", []):
             print(f"  wrote {f}")
-    return 0 if pnr.check.ok else 3
+    return 0 if pnr.check.ok else 1
 
 
 def add_pnr_subcommand(subparsers) -> None:
@@ -74,9 +76,9 @@ def add_pnr_subcommand(subparsers) -> None:
         description="Compile APP to its netlist, place it (simulated annealing), route it "
         "(PathFinder on the array's routing graph, every edge with its exact latency through "
         "switch-box pipeline registers and register PEs), assemble the configuration "
-        "bitstream and check it with the independent bitstream checker. Exit status 3 when "
-        "the checker fails.")
-    add_app_arguments(s, default_arch=DEFAULT_ARCH)
+        "bitstream and check it with the independent bitstream checker. Exit status 1 when "
+        "the checker fails, 2 on bad input (an app that fits or routes on no arch included).")
+    add_app_arguments(s, routes=True)
     s.add_argument("--seed", type=int, default=0, help="placement seed (default 0)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--plot", metavar="FILE", help="draw the placed and routed array (PNG)")

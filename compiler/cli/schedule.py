@@ -74,7 +74,7 @@ def add_schedule_subcommand(subparsers) -> None:
         "and with the selected policy (stencil: fused II=1; dnn: coarse-grained modulo "
         "schedule with double buffering), verify both with isl and report completion cycles "
         "and live SRAM words per unified buffer (paper Tables VI/VII).")
-    add_app_arguments(s)
+    add_app_arguments(s, on_array=False)
     s.add_argument("--policy", default="auto", choices=["auto", "stencil", "dnn", "sequential"],
                    help="scheduling policy (default: auto, paper §V-B rule)")
     s.add_argument("--no-balance", action="store_true",

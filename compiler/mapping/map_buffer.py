@@ -31,6 +31,7 @@ from .banking import bank_buffer, choose_banking
 from .chaining import Chain, chain_tiles
 from .common import Affine, MappingError, Stream, port_stream, shifted_port
 from .dependence import constant_distances
+from .diagnose import order_hint
 from .hierarchy import host_level, select_level
 from .lane_banking import bank_lanes, choose_lane_banking
 from .linearize import (box_layout, linear, live_span, next_pow2, reduce_offsets,
@@ -300,5 +301,6 @@ def map_buffers(buffers: dict[str, UnifiedBuffer], arch: Arch | str | None = Non
         try:
             impls[name] = map_buffer(ub, arch, threshold, (levels or {}).get(name))
         except MappingError as e:
-            refused[name] = str(e)
+            hint = order_hint(ub)
+            refused[name] = f"{e} ({hint})" if hint else str(e)
     return impls, refused

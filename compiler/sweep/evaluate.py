@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .cache import DEFAULT_DIR, ROOT, Cache, code_digest, tool_version
 from .engine import Task, dask_client, run_tasks
-from .point import DEFAULT_ARCH
+from ..pipeline import DEFAULT_ARCH
 
 OUT = ROOT / "docs" / "evaluation.md"
 IMG = ROOT / "docs" / "img"
@@ -120,14 +120,16 @@ REASONS = {
 def plan() -> dict[str, Task]:
     """Every point of the evaluation, named; the slowest first (better packing on workers)."""
     tasks: dict[str, Task] = {}
+    # figures compared over time are taken on one explicit arch (docs/cli.md)
     for app, (keys, values) in SWEEPS.items():
         for v in values:
-            tasks[f"fig7.5 {app} {v}"] = Task(app, {k: v for k in keys})
+            tasks[f"fig7.5 {app} {v}"] = Task(app, dict({k: v for k in keys}, arch=DEFAULT_ARCH))
     for label, (app, params) in TABLE_POINTS.items():
-        tasks[f"table {label}"] = Task(app, dict(params), PNR_STAGES)
+        tasks[f"table {label}"] = Task(app, dict(params, arch=DEFAULT_ARCH), PNR_STAGES)
     for label in SINGLE_FETCH:
         app, params = TABLE_POINTS[label]
-        tasks[f"fw1 {label}"] = Task(app, dict(params, fetch_width=1), ("schedule",))
+        tasks[f"fw1 {label}"] = Task(app, dict(params, fetch_width=1, arch=DEFAULT_ARCH),
+                                     ("schedule",))
     order = ["resnet", "gemm", "harris"]
     return dict(sorted(tasks.items(), key=lambda kv: next(
         (i for i, a in enumerate(order) if kv[1].app == a), len(order))))
@@ -438,9 +440,8 @@ def evaluate(workers: int = 1, scheduler: str | None = None, cache: Cache | None
     return seconds
 
 
-def main(argv: list[str] | None = None) -> int:
-    from .engine import SweepError
-    ap = argparse.ArgumentParser(prog="evaluate", description=__doc__.split("\n\n")[0])
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The command line of ``ubc evaluate`` / ``make evaluate``."""
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                     help="local Dask worker processes (default: the number of cores; 0: in "
                     "this process)")
@@ -450,21 +451,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(OUT), help="the Markdown file (docs/evaluation.md)")
     ap.add_argument("--img", default=str(IMG), help="directory of the Figure 7.5 plots")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = ap.parse_args(argv)
+
+
+def run_from_args(args) -> int:
+    from .engine import SweepError
     out = Path(args.out)
     if not out.resolve().parent.is_dir():
         print(f"evaluate: error: directory {out.parent} does not exist", file=sys.stderr)
-        return 1
+        return 2
     cache = Cache(None if args.no_cache else (args.cache or DEFAULT_DIR))
     try:
         seconds = evaluate(args.workers, args.scheduler, cache, out, Path(args.img),
                            not args.quiet)
     except SweepError as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
-        return 1
+        return 2
     print(f"wrote {out} and the Figure 7.5 plots in {args.img}")
     print(f"evaluate: wall time {seconds:.1f} s ({cache.hits} points from the cache)")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="ubc evaluate", description=__doc__.split("\n\n")[0])
+    add_arguments(ap)
+    return run_from_args(ap.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ def test_app_by_name(capsys):
 
 def _error(tmp_path, capsys, args) -> str:
     dump, plot = tmp_path / "never_dump", tmp_path / "never.png"
-    assert main(args + ["--dump", str(dump), "--plot", str(plot)]) == 1
+    assert main(args + ["--dump", str(dump), "--plot", str(plot)]) == 2
     err = capsys.readouterr().err
     assert not dump.exists() and not plot.exists()
     assert err.startswith("ubc: error: ") and err.count("\n") == 1 and "Traceback" not in err
@@ -98,7 +98,7 @@ def test_error_bad_schedule_key(tmp_path, capsys):
 
 def test_error_missing_output_directory(tmp_path, capsys):
     app = _program_file(tmp_path, brighten_blur(tiles=1, n=8))
-    assert main(["schedule", app, "--plot", str(tmp_path / "no" / "x.png")]) == 1
+    assert main(["schedule", app, "--plot", str(tmp_path / "no" / "x.png")]) == 2
     assert "directory" in capsys.readouterr().err and not (tmp_path / "no").exists()
 
 
@@ -117,5 +117,5 @@ def test_console_entry_help_and_exit_code(tmp_path):
     app = _program_file(tmp_path, _one_stage(("x+1", "y")))
     r = subprocess.run([sys.executable, "-m", "compiler", "schedule", app], cwd=ROOT,
                        capture_output=True, text=True, env=env)
-    assert r.returncode == 1 and r.stderr.startswith("ubc: error: op copy:")
+    assert r.returncode == 2 and r.stderr.startswith("ubc: error: op copy:")
     assert "Traceback" not in r.stderr

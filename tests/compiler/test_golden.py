@@ -58,7 +58,7 @@ def test_a_wrong_reference_names_the_output_and_the_first_differing_word(tmp_pat
 
 def test_wrong_reference_fails_the_pub_level(tmp_path, capsys):
     path = wrong_reference(tmp_path)
-    assert sim_main.main(["--level", "pub", "--app", str(path), "--no-rtl"]) == 1
+    assert sim_main.main(["--level", "pub", str(path), "--no-rtl"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "sim: FAIL: golden (reference)" in err
     assert "output 'output' at [0, 0]" in err
@@ -76,9 +76,11 @@ def test_wrong_reference_fails_the_array_level_before_any_simulation(tmp_path, c
     monkeypatch.setattr(array_run, "run_bundle", never)
     monkeypatch.setattr(sim_main, "BUILD_SIM", tmp_path / "out")
     path = wrong_reference(tmp_path)
-    assert sim_main.main(["--app", str(path), "--size", "width=24", "--size", "height=24"]) == 1
+    assert sim_main.main([str(path), "--size", "width=24", "--size", "height=24"]) == 1
     out = capsys.readouterr().out
-    assert "box_wrongref on cgra_8x8: FAIL  golden (reference)" in out
+    assert "box_wrongref on auto: FAIL  golden (reference)" in out      # no arch was chosen
+    assert sim_main.main([str(path), "--arch", "cgra_8x8"]) == 1
+    assert "box_wrongref on cgra_8x8: FAIL  golden (reference)" in capsys.readouterr().out
     rec = json.loads((tmp_path / "out" / "box_wrongref-cgra_8x8.json").read_text())
     assert rec["passed"] is False and rec["golden"] == "reference"
     assert rec["path"] == str(path) and rec["sizes"] == {"width": 24, "height": 24}
@@ -154,7 +156,7 @@ def test_inputs_outside_their_type_are_one_line_errors(tmp_path, capsys):
     msg = str(exc.value)
     assert msg == (f"{path}: make_inputs gave input 'input' (u16, 0..65535) the value 65844 "
                    f"at [7, 9] ({576 - 177} values out of range)")
-    assert sim_main.main(["--app", str(path)]) == 2
+    assert sim_main.main([str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the value 65844" in err
 

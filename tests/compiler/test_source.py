@@ -34,7 +34,7 @@ def test_examples_cover_both_dsls():
 def test_example_passes_make_sim_and_the_netlist_model(path, capsys):
     stem = Path(path).stem
     sizes = [f"--size={k}={v}" for k, v in SMALL[stem].items()]
-    assert sim_main.main(["--level", "pub", "--app", path, "--no-rtl"] + sizes) == 0
+    assert sim_main.main(["--level", "pub", path, "--no-rtl"] + sizes) == 0
     out = capsys.readouterr().out
     assert f"{stem}: PASS" in out
     assert ("golden: interpreter == real Halide" in out
@@ -105,7 +105,7 @@ def test_bad_app_files_are_one_line_errors(name, tmp_path, capsys):
     path.write_text(text)
     with pytest.raises(AppError, match=msg.replace("(", "\\(").replace(")", "\\)")):
         load_app(str(path))
-    assert main(["schedule", str(path)]) == 1
+    assert main(["schedule", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"ubc: error: ") and str(path) in err and err.count("\n") == 1
 
@@ -123,7 +123,7 @@ def test_bad_make_inputs_is_one_line(body, msg, tmp_path, capsys):
     path = tmp_path / "bad_inputs.py"
     path.write_text(text[:start] + f"def make_inputs(seed=0, width=32, height=32):\n"
                     f"    {body}\n\n\n" + text[end:])
-    assert sim_main.main(["--level", "pub", "--app", str(path), "--no-rtl", "--size", "width=12",
+    assert sim_main.main(["--level", "pub", str(path), "--no-rtl", "--size", "width=12",
                           "--size", "height=10"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and msg in err and str(path) in err
@@ -131,6 +131,6 @@ def test_bad_make_inputs_is_one_line(body, msg, tmp_path, capsys):
 
 def test_unknown_size_of_an_app_file(capsys):
     path = str(ROOT / "examples" / "loopnest_edges.py")
-    assert main(["map", path, "--size", "widht=8"]) == 1
+    assert main(["map", path, "--size", "widht=8"]) == 2
     assert "unknown size widht (SIZES has width, height)" in capsys.readouterr().err
     assert load_app(path, {"width": 8}).program.buffers["input"].shape == (8, 32)

@@ -190,11 +190,11 @@ def test_cli_json_plot_and_errors(tmp_path, capsys):
     assert "2 points: 0 from the cache, 2 computed" in text
     for bad, needle in ((["--param", "unroll"], "NAME=V1,V2"),
                         (["--param", "unrol=1"], "no size 'unrol'"),
-                        (["--param", "arch=cgra_1x1"], "constraints file not found"),
+                        (["--param", "arch=cgra_1x1"], "unknown arch 'cgra_1x1'; shipped archs: cgra_16x32"),
                         (["--stages", "schedule,sim"], "unknown stage"),
                         (["--workers", "-1"], "--workers"),
                         (["--plot", str(tmp_path / "no" / "p.png")], "does not exist")):
-        assert main(["sweep", "gaussian", "--workers", "0", "--no-cache"] + bad) == 1
+        assert main(["sweep", "gaussian", "--workers", "0", "--no-cache"] + bad) == 2
         err = capsys.readouterr().err
         assert err.startswith("ubc: error: ") and err.count("\n") == 1 and needle in err, err
     assert not (tmp_path / "no").exists()

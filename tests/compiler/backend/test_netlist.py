@@ -125,9 +125,9 @@ def test_cli_netlist_json_and_dump(tmp_path, capsys):
 
 
 def test_cli_bad_input_is_one_line(tmp_path, capsys):
-    assert main(["netlist", "gausian"]) == 1
+    assert main(["netlist", "gausian"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
-    assert main(["netlist", "gaussian", "--dot", str(tmp_path / "no" / "x.dot")]) == 1
+    assert main(["netlist", "gaussian", "--dot", str(tmp_path / "no" / "x.dot")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 

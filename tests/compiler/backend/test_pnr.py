@@ -270,11 +270,11 @@ def test_cli_json_sha_is_the_same_in_two_processes():
 
 def test_cli_pnr_errors_leave_nothing(tmp_path, capsys):
     plot = tmp_path / "h.png"
-    assert main(["pnr", "harris", "--arch", "cgra_4x4", "--plot", str(plot)]) == 1
+    assert main(["pnr", "harris", "--arch", "cgra_4x4", "--plot", str(plot)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ubc: error: ") and "PE tiles" in err and err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
-    assert main(["pnr", "gaussian", "--plot", str(tmp_path / "no" / "x.png")]) == 1
+    assert main(["pnr", "gaussian", "--plot", str(tmp_path / "no" / "x.png")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 

@@ -84,7 +84,8 @@ def test_packing_by_words_and_ports():
 @pytest.mark.parametrize("banks, match", [
     ([bank("big", 40, [stream(0, 1, 1, 0, 0)], [stream(1, 1, 1, 0, 0)])],
      r"^buffer b: register-file bank\(s\) big need 40 words, 1 write and 1 read ports; a MEM "
-     r"tile's register file has 32 words, 2 write and 2 read ports$"),
+     r"tile's register file has 32 words, 2 write and 2 read ports: a lower --threshold keeps the "
+     r"bank in a memory tile instead$"),
     ([bank(f"w{i}", 1, [stream(0, 1, 1, 0, 0)], [stream(1, 1, 1, 0, 0)]) for i in range(3)],
      r"^buffer b: register-file bank\(s\) w0, w1, w2 need 3 words, 3 write and 3 read ports"),
     ([bank("acc", 4, [stream(0, 1, 1, 0, 0)] * 2, [stream(1, 1, 1, 0, 0)] * 2),
