@@ -180,11 +180,15 @@ def _section(data: dict, name: str, cls, source: str, extra: dict | None = None,
     return cls(**kwargs)
 
 
+def arch_file(path: str | Path) -> Path:
+    """The constraints file an arch name (``constraints/arch/<name>.toml``) or path names."""
+    p = Path(path)
+    return ARCH_DIR / f"{path}.toml" if not p.suffix else p
+
+
 def load_arch(path: str | Path = "pub") -> Arch:
     """Load a constraints file by path or by name (``constraints/arch/<name>.toml``)."""
-    p = Path(path)
-    if not p.suffix:
-        p = ARCH_DIR / f"{path}.toml"
+    p = arch_file(path)
     source = str(p)
     try:
         data = tomllib.loads(p.read_text())

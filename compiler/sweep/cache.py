@@ -69,12 +69,12 @@ def app_digest(app: str) -> str:
 
 
 def point_key(app: str, params: dict, stages: tuple[str, ...] | list[str]) -> str:
-    from .point import arch_path
+    from ubgen.arch import arch_file
     from ..pipeline import shipped_arrays
     archs = [params["arch"]] if "arch" in params else shipped_arrays()   # the default rule
     doc = {"v": KEY_VERSION, "tool": tool_version(), "code": code_digest(),
            "app": [app, app_digest(app)],
-           "arch": [_file_digest(arch_path(str(a))) for a in archs],
+           "arch": [_file_digest(arch_file(str(a))) for a in archs],
            "params": sorted((k, repr(v)) for k, v in params.items()), "stages": list(stages)}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 

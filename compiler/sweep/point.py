@@ -53,7 +53,6 @@ import inspect
 import time
 import traceback
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Callable
 
 from ubgen.arch import Arch, load_arch
@@ -176,13 +175,6 @@ def split_params(app: str, params: dict) -> tuple[dict[str, int], dict]:
     if options.get("threshold", 0) < 0:
         raise PointError(f"threshold must be non-negative, got {options['threshold']}")
     return sizes, options
-
-
-def arch_path(name: str) -> Path:
-    """The constraints file an ``arch`` parameter names (``constraints/arch/<name>.toml``)."""
-    from ubgen.arch import ARCH_DIR
-    p = Path(name)
-    return ARCH_DIR / f"{name}.toml" if not p.suffix else p
 
 
 def make_point(app: str, params: dict, arch_name: str | None = None) -> Point:
