@@ -42,7 +42,7 @@ from ubgen.fpga import tool_path  # noqa: E402
 OUT = ROOT / "build" / "bench"
 
 # Thesis Table 7.2 (16 nm): the reference, printed next to our figures, never tuned towards.
-THESIS = {"pub_um2": 13.7e3, "pub_sram_pct": 42, "dp_um2": 16.7e3, "dp_sram_pct": 74}
+from compiler.figures import THESIS_7_2_AREA as THESIS  # noqa: E402
 
 # Gate types abc -g cmos2 emits plus the D flip-flop, all of which stat -tech cmos prices.
 # $scopeinfo carries names only; $mem_v2 is the SRAM macro, excluded by design.

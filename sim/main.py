@@ -45,12 +45,6 @@ from pathlib import Path
 
 import numpy as np
 
-# Table VI of the paper (completion cycles, sequential -> optimized), docs/design.md §7.
-PAPER_CYCLES = {"gaussian": (27159, 4102), "harris": (92227, 4120), "upsample": (53247, 16387),
-                "unsharp": (49279, 4119), "camera": (92013, 4122), "resnet": (44876, 15614),
-                "mobilenet": (22463, 1026)}
-
-
 BUILD_SIM = Path(__file__).resolve().parent.parent / "build" / "sim"
 
 
@@ -282,7 +276,8 @@ def run_from_args(args) -> int:
     except (KeyError, ValueError) as e:        # unknown app, bad arch, mapping errors
         print(f"sim: error: {_one_line(e)}", file=sys.stderr)
         return 2
-    paper = PAPER_CYCLES.get(args.app)
+    from compiler.figures import PAPER_VI
+    paper = PAPER_VI.get(s['app'])
     ref = f" (paper Table VI: {paper[0]} -> {paper[1]})" if paper else ""
     print(f"\n{s['app']}: PASS  golden: {s['golden']}; cycles {s['cycles_sequential']} -> {s['cycles_optimized']}{ref}; "
           f"SRAM words {s['sram_words_sequential']} -> {s['sram_words_optimized']}; "
