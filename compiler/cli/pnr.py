@@ -1,9 +1,11 @@
 """``ubc pnr``: place and route an app onto an array and assemble its bitstream
 (compiler.backend.pnr, docs/pnr.md).
 
-    ubc pnr APP [--arch A] [--seed N] [--size K=V ...] [--json] [--plot FILE] [--out DIR]
+    ubc pnr APP [--arch A] [--seed N] [--effort E] [--size K=V ...] [--json] [--plot FILE]
+            [--out DIR]
 
-Prints the placement, routing and bitstream figures and the bitstream checker's verdict
+``--effort`` scales the annealer's moves per temperature (compiler.backend.place.AnnealSchedule;
+default 0.5): larger is slower and usually places with a lower cost. Prints the placement, routing and bitstream figures and the bitstream checker's verdict
 (``--json``: one JSON object). ``--plot FILE`` draws the placed and routed array; ``--out DIR``
 writes ``<app>-<arch>.bitstream.json`` and ``.bin``. Exit status 3 when the checker fails.
 Nothing is written when anything fails.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..backend.place import DEFAULT_SCHEDULE, AnnealSchedule
 from ..pipeline import DEFAULT_ARCH
 from .common import add_app_arguments, check_dir, write_with
 
@@ -31,6 +34,7 @@ def cmd_pnr(args) -> int:
     from ..backend.pnr import place_and_route
     from ..pipeline import compile_app
     from ..source import parse_sizes
+    AnnealSchedule(effort=args.effort)          # a bad --effort fails before any work
     check_dir(args.plot)
     _check_out_dir(args.out)
     result = compile_app(args.app, args.arch, parse_sizes(args.size))
@@ -38,7 +42,7 @@ def cmd_pnr(args) -> int:
     if not ok:
         from ..backend.pnr import PnRError
         raise PnRError(why)
-    pnr = place_and_route(result.netlist, result.arch, seed=args.seed)
+    pnr = place_and_route(result.netlist, result.arch, seed=args.seed, effort=args.effort)
     summary = pnr.summary()
     if args.plot:
         from ..backend.pnr_plot import plot_pnr
@@ -58,7 +62,8 @@ def cmd_pnr(args) -> int:
         print(json.dumps(summary))
     else:
         s = summary
-        print(f"{s['app']} on {s['arch']} (seed {s['seed']}): {s['pes']} PEs "
+        print(f"{s['app']} on {s['arch']} (seed {s['seed']}, effort {s['effort']}): "
+              f"{s['pes']} PEs "
               f"({s['register_pes']} register PEs), {s['mems']} MEMs, {s['ios']} IOs")
         print(f"  place {s['place_seconds']:.2f} s, route {s['route_seconds']:.2f} s "
               f"({s['routing_iterations']} iterations): wirelength {s['wirelength']} routing "
@@ -83,6 +88,9 @@ def add_pnr_subcommand(subparsers) -> None:
         "the checker fails.")
     add_app_arguments(s, default_arch=DEFAULT_ARCH)
     s.add_argument("--seed", type=int, default=0, help="placement seed (default 0)")
+    s.add_argument("--effort", type=float, default=DEFAULT_SCHEDULE.effort,
+                   help="annealing effort: scales the moves tried per temperature; larger is "
+                   f"slower and usually better (default {DEFAULT_SCHEDULE.effort})")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--plot", metavar="FILE", help="draw the placed and routed array (PNG)")
     s.add_argument("--out", metavar="DIR", help="write the bitstream as JSON and binary into "
