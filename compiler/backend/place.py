@@ -48,7 +48,7 @@ COMB_HOPS = 4
 @dataclass(frozen=True)
 class AnnealSchedule:
     """The annealing schedule of :func:`place`: VPR's adaptive schedule (Betz and Rose, "VPR:
-    A New Packing, Placement and Routing Tool for FPGA Research", FPL 1997, §3.2).
+    A New Packing, Placement and Routing Tool for FPGA Research", FPL 1997).
 
     * **starting temperature**: VPR makes random moves, accepts them all and starts at 20
       times the standard deviation of the cost; here a first round of
@@ -77,8 +77,8 @@ class AnnealSchedule:
     initial_temperature_factor: float = 2.0  # starting T over the mean |cost change| of a move
     min_spread: float = 1e-3               # the mean |cost change| used is at least this
     empty_spread: float = 1.0              # the spread when the first round tried no move
+    # the cooling factors: (acceptance rate above which, factor), highest rate first
     alpha_table: tuple[tuple[float, float], ...] = ((0.96, 0.5), (0.8, 0.9), (0.15, 0.95))
-    # (acceptance rate above which, cooling factor), highest rate first
     alpha_floor: float = 0.8               # cooling factor at or below the table's last rate
     target_acceptance: float = 0.44        # acceptance rate the range limiter steers to
     min_range_limit: float = 1.0           # the range limiter's smallest window, in tiles

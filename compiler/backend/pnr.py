@@ -1,10 +1,10 @@
 """Place and route: a netlist onto an array, down to its bitstream (docs/pnr.md; paper §V
 "Finishing Steps").
 
-``place_and_route(netlist, arch, seed, effort=...)`` runs register padding (:mod:`.pad`: latencies above
-what one route carries become register PEs), placement (:mod:`.place`, simulated annealing on
-:class:`~.place.AnnealSchedule` with the given effort), routing with exact
-latencies (:mod:`.route`), the bitstream assembler (:mod:`.bitstream`) and the independent
+``place_and_route(netlist, arch, seed, effort=...)`` runs register padding (:mod:`.pad`:
+latencies above what one route carries become register PEs), placement (:mod:`.place`:
+simulated annealing on :class:`~.place.AnnealSchedule` with the given effort), routing with
+exact latencies (:mod:`.route`), the bitstream assembler (:mod:`.bitstream`) and the independent
 bitstream checker (:mod:`.check`). If routing fails at the default route latency, the netlist
 is padded again with a smaller one (shorter detours, more register PEs); if the register PEs do
 not fit the array, with a larger one (fewer register PEs, longer detours); the first that

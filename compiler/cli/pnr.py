@@ -4,8 +4,9 @@
     ubc pnr APP [--arch A] [--seed N] [--effort E] [--size K=V ...] [--json] [--plot FILE]
             [--out DIR]
 
-``--effort`` scales the annealer's moves per temperature (compiler.backend.place.AnnealSchedule;
-default 0.5): larger is slower and usually places with a lower cost. Prints the placement, routing and bitstream figures and the bitstream checker's verdict
+``--effort`` scales the annealer's moves per temperature (compiler.backend.place.AnnealSchedule,
+default 0.5): larger is slower and usually places at a lower cost. Prints the placement, routing
+and bitstream figures and the bitstream checker's verdict
 (``--json``: one JSON object). ``--plot FILE`` draws the placed and routed array; ``--out DIR``
 writes ``<app>-<arch>.bitstream.json`` and ``.bin``. Exit status 3 when the checker fails.
 Nothing is written when anything fails.
