@@ -57,8 +57,8 @@ class AnnealSchedule:
       ``initial_temperature_factor`` times the mean absolute cost change of its moves;
     * **moves per temperature**: VPR's ``inner_num * blocks ** (4/3)`` (``inner_num`` 10);
       here ``effort * moves_scale * nodes ** moves_exponent``, at least ``min_moves``.
-      ``effort`` is the user's knob (``ubc pnr --effort``): more moves, slower and usually
-      a lower cost;
+      ``effort`` is the user's knob (``ubc pnr --effort``): more moves per temperature, slower,
+      a different placement (not necessarily a better one, docs/pnr.md);
     * **cooling**: ``T <- alpha * T`` with alpha from VPR's table by the acceptance rate ``R``
       of the last temperature: 0.5 above 0.96, 0.9 above 0.8, 0.95 above 0.15, else 0.8
       (:attr:`alpha_table`, :attr:`alpha_floor`): fast through the hot and the frozen phases,

@@ -5,8 +5,8 @@
             [--out DIR]
 
 ``--effort`` scales the annealer's moves per temperature (compiler.backend.place.AnnealSchedule,
-default 0.5): larger is slower and usually places at a lower cost. Prints the placement, routing
-and bitstream figures and the bitstream checker's verdict
+default 0.5): larger tries more moves, is slower and gives another placement, not necessarily a
+better one. Prints the placement, routing and bitstream figures and the bitstream checker's verdict
 (``--json``: one JSON object). ``--plot FILE`` draws the placed and routed array; ``--out DIR``
 writes ``<app>-<arch>.bitstream.json`` and ``.bin``. Exit status 3 when the checker fails.
 Nothing is written when anything fails.
@@ -91,7 +91,7 @@ def add_pnr_subcommand(subparsers) -> None:
     s.add_argument("--seed", type=int, default=0, help="placement seed (default 0)")
     s.add_argument("--effort", type=float, default=DEFAULT_SCHEDULE.effort,
                    help="annealing effort: scales the moves tried per temperature; larger is "
-                   f"slower and usually better (default {DEFAULT_SCHEDULE.effort})")
+                   f"slower (default {DEFAULT_SCHEDULE.effort})")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--plot", metavar="FILE", help="draw the placed and routed array (PNG)")
     s.add_argument("--out", metavar="DIR", help="write the bitstream as JSON and binary into "
