@@ -192,7 +192,8 @@ class CompileResult:
     def _stage_pnr(self) -> None:
         from .backend.pnr import place_and_route
         require_fit(self)
-        self.pnr = place_and_route(self.netlist, self.arch, seed=self.options.seed)
+        extra = {} if self.options.effort is None else {"effort": self.options.effort}
+        self.pnr = place_and_route(self.netlist, self.arch, seed=self.options.seed, **extra)
 
     def _stage_bundle(self) -> None:
         from .backend.bundle import make_bundle
@@ -209,6 +210,7 @@ class FlowOptions:
     balance: bool = True              # tree-height reduction of the kernels
     delay: bool = True                # producers as late as their consumers allow
     seed: int = 0                     # the app's inputs and the placer
+    effort: float | None = None       # the annealer's effort (None: its default schedule)
 
 
 def tile_capacity(arch: Arch) -> dict[str, int]:
@@ -281,7 +283,8 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
 def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
                 sizes: dict[str, int] | None = None, *, threshold: int | None = None,
                 policy: str | None = None, balance: bool = True,
-                until: str = "netlist", delay: bool = True, seed: int = 0) -> CompileResult:
+                until: str = "netlist", delay: bool = True, seed: int = 0,
+                effort: float | None = None) -> CompileResult:
     """Compile ``app`` (an application name, a Python app file, a Program JSON file or a
     Program) for ``arch`` through the stages up to ``until`` (:data:`STAGES`; module
     docstring). Raises the stages' one-line errors (``ProgramError``, ``ExtractError``,
@@ -289,7 +292,8 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     ``NetlistError``, :class:`FitError`, ``PnRError``, ``GoldenMismatch``). ``delay=False``
     starts producers as early as possible (:mod:`compiler.schedule.delay`). ``until="map"``
     stops after buffer mapping and keeps the refused buffers' reasons in ``refused`` instead
-    of raising. ``seed`` chooses the app's inputs and the placement."""
+    of raising. ``seed`` chooses the app's inputs and the placement, ``effort`` the annealer's
+    effort (``compiler.backend.place.AnnealSchedule``)."""
     from .source import AppSource, load_app
     arch = arch if isinstance(arch, Arch) else load_arch(arch)
     t = time.perf_counter()
@@ -298,7 +302,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     else:
         source = load_app(str(app), sizes or {})
     result = CompileResult(source.name, arch, source.program, source=source,
-                           options=FlowOptions(threshold, policy, balance, delay, seed))
+                           options=FlowOptions(threshold, policy, balance, delay, seed, effort))
     result.seconds["frontend"] = time.perf_counter() - t
     result.done.append("frontend")
     return result.run(until)
