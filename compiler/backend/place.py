@@ -136,6 +136,15 @@ class Placement:
         r, c = self.sites[node]
         return r * self.columns + c
 
+    def to_dict(self) -> dict:
+        return {"columns": self.columns, "cost": self.cost, "wirelength": self.wirelength,
+                "sites": {n: list(rc) for n, rc in sorted(self.sites.items())}}
+
+    @staticmethod
+    def from_dict(d: dict) -> "Placement":
+        return Placement({n: (int(r), int(c)) for n, (r, c) in d["sites"].items()},
+                         int(d["columns"]), float(d["cost"]), int(d["wirelength"]))
+
 
 def site_lists(layout) -> dict[str, list[tuple[int, int]]]:
     """The sites of each node kind of an :class:`~ubgen.array.layout.ArrayLayout`."""

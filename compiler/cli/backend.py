@@ -3,8 +3,9 @@
     ubc compile APP [--arch A] [--size K=V ...] [--dump DIR] [--json]
     ubc netlist APP [--arch A] [--size K=V ...] [--json] [--dot FILE] [--no-model] [--seed N]
 
-``compile`` runs every stage and reports counts and per-stage seconds; ``--dump DIR`` writes
-every IR (Program, PolyProgram, schedules, unified buffers, UBImpls, netlist, report).
+``compile`` runs every stage (place and route included when the app fits the arch) and reports
+counts and per-stage seconds; ``--dump DIR`` writes every IR (Program, PolyProgram, schedules,
+unified buffers, UBImpls, netlist, the padded netlist, placement, routing, bitstream, report).
 ``netlist`` prints the netlist (``--json``: one JSON object with its counts, whether it fits the
 arch, the predicted cycles and the netlist model's verdict, which runs the netlist on the app's
 inputs against the golden outputs of ``compiler.source.establish_golden``, the same golden as
@@ -44,6 +45,12 @@ def _dump(result: CompileResult, directory: str) -> None:
         "netlist.txt": lambda: str(result.netlist) + "\n",
         "netlist.dot": lambda: netlist_dot(result.netlist),
         "report.json": lambda: json.dumps(result.report, indent=1),
+        **({} if result.pnr is None else {
+            "netlist_padded.json": lambda: result.pnr.padded.to_json(indent=1),
+            "placement.json": lambda: json.dumps(result.pnr.placement.to_dict(), indent=1),
+            "routing.json": lambda: json.dumps(result.pnr.routing.to_dict(), indent=1),
+            "bitstream.json": lambda: result.pnr.bitstream.to_json(),
+            "pnr.json": lambda: json.dumps(result.pnr.summary(), indent=1)}),
     })
 
 
@@ -63,16 +70,21 @@ def netlist_dot(net) -> str:
     return "\n".join(lines + ["}"]) + "\n"
 
 
-def _compile(args) -> tuple[CompileResult, str | None]:
-    """The app compiled to its netlist and, when the arch was chosen by the default rule, the
+def _compile(args, until: str = "netlist") -> tuple[CompileResult, str | None]:
+    """The app compiled to ``until`` and, when the arch was chosen by the default rule, the
     line saying which (docs/cli.md)."""
-    result, choice = compile_for(args, "netlist", say=None, seed=getattr(args, "seed", 0))
+    result, choice = compile_for(args, until, say=None, seed=getattr(args, "seed", 0))
     return result, choice.describe(result.app) if choice else None
 
 
 def cmd_compile(args) -> int:
     check_dir(args.dump)
-    result, chosen = _compile(args)
+    if args.arch is None:                 # the default arch is one the app places and routes on
+        result, chosen = _compile(args, "pnr")
+    else:                                 # a named arch: place and route when the app fits it
+        result, chosen = _compile(args)
+        if result.fits()[0]:
+            result.run("pnr")
     if chosen and not args.json:
         print(chosen)
     if args.dump:
@@ -130,10 +142,13 @@ def cmd_netlist(args) -> int:
 
 def add_backend_subcommands(subparsers) -> None:
     s = subparsers.add_parser(
-        "compile", help="run every stage (schedule, map, netlist); report counts and seconds",
+        "compile", help="run every stage (schedule, map, netlist, place and route); report "
+        "counts and seconds",
         description="Compile APP through every stage of the compiler: tree-height reduction, "
-        "extraction, scheduling and verification, buffer mapping and the netlist of PE, MEM "
-        "and IO tiles; report the counts, whether it fits the arch, and seconds per stage.")
+        "extraction, scheduling and verification, buffer mapping, the netlist of PE, MEM "
+        "and IO tiles, and (when it fits the arch) place and route with the bitstream; report "
+        "the counts, whether it fits the arch, and seconds per stage. --dump DIR writes every "
+        "stage's IR, placement, routing and bitstream included.")
     add_app_arguments(s)
     s.add_argument("--dump", metavar="DIR", help="write every stage's IR into DIR (JSON, ISL "
                    "text, DOT)")
