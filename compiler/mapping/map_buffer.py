@@ -44,8 +44,8 @@ from .shift_register import DEFAULT_THRESHOLD, delay_tree
 from .vectorize import WordStream, enumerate_affine, pub_configs
 
 
-def _arch(arch: Arch | str | None) -> Arch:
-    return arch if isinstance(arch, Arch) else load_arch(arch or "pub")
+def _arch(arch: Arch | str) -> Arch:
+    return arch if isinstance(arch, Arch) else load_arch(arch)
 
 
 def _max(a: Affine, extents) -> int:
@@ -166,7 +166,7 @@ def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
     raise errors[0]
 
 
-def map_buffer(ub: UnifiedBuffer, arch: Arch | str | None = None,
+def map_buffer(ub: UnifiedBuffer, arch: Arch | str,
                threshold: int = DEFAULT_THRESHOLD, level: str | None = None) -> UBImpl:
     """Map one unified buffer onto shift registers and PUBs of ``arch``; a buffer that cannot
     be mapped raises a one-line :class:`MappingError` starting ``buffer <name>:``."""
@@ -322,7 +322,7 @@ def accumulates_on_chip(ub: UnifiedBuffer) -> bool:
     return ub.kind == "output" and bool(ub.inputs) and bool(ub.outputs)
 
 
-def map_buffers(buffers: dict[str, UnifiedBuffer], arch: Arch | str | None = None,
+def map_buffers(buffers: dict[str, UnifiedBuffer], arch: Arch | str,
                 threshold: int = DEFAULT_THRESHOLD, levels: dict[str, str] | None = None
                 ) -> tuple[dict[str, UBImpl], dict[str, str]]:
     """Map every unified buffer of an application. Returns the implementations and, for the

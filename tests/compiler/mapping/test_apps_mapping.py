@@ -30,7 +30,7 @@ NO_MEM = {"mobilenet"}
 
 def _map_and_check(app: str, sizes: dict) -> tuple[dict, dict]:
     res = schedule_program(get_app(app).build(**sizes))
-    impls, refused = map_buffers(res.buffers)
+    impls, refused = map_buffers(res.buffers, "pub")
     for name, reason in refused.items():
         assert reason.startswith(f"buffer {name}:"), reason
         assert "\n" not in reason

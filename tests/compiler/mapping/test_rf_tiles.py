@@ -113,7 +113,7 @@ def test_unencodable_stream_names_the_buffer():
 def test_mapping_keeps_banks_within_the_register_file():
     """A bank above ``rf_words`` stays in a memory tile whatever the threshold."""
     ub = weights(4)
-    impl = map_buffer(ub, threshold=20)
+    impl = map_buffer(ub, "pub", threshold=20)
     assert [rf.words for rf in impl.register_files] == [1] * 4
     small = replace(load_arch("pub"), mem=MemParams(rf_words=2))
     acc = accumulator()
@@ -126,7 +126,7 @@ def test_check_buffer_uses_the_tile_encoding(monkeypatch):
     """Negative control: the model check runs the registers the compiler encodes. Dropping the
     second bank's base (both banks of a tile on word 0) makes it fail."""
     ub = weights(4)
-    impl = map_buffer(ub)
+    impl = map_buffer(ub, "pub")
     assert [len(t.banks) for t in pack_register_files(impl.register_files, PUB, MEM)] == [2, 2]
     assert check_buffer(ub, impl).ok
     import compiler.model as model
@@ -147,7 +147,7 @@ def test_encoded_tiles_on_the_gateware_match_the_model(make):
     """The registers the compiler encodes, loaded into the register file's gateware, give the
     model's output streams cycle for cycle (with stalls): the one encoding both consume."""
     ub = make()
-    impl = map_buffer(ub)
+    impl = map_buffer(ub, "pub")
     tiles = pack_register_files(impl.register_files, PUB, MEM)
     assert tiles
     rng = random.Random(1)
