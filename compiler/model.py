@@ -251,12 +251,16 @@ def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]],
              mem: MemParams | None = None) -> ModelResult:
     """Evaluate the stream graph of ``impl`` given each logical input port's stream; its
     register files run as the MEM tiles that
-    :func:`~compiler.mapping.registers.pack_register_files` places them in."""
+    :func:`~compiler.mapping.registers.pack_register_files` places them in, its dual-port
+    SRAMs on :func:`compiler.dp_model.simulate_dp`."""
+    from .dp_model import simulate_dp
+    from .ir.ubimpl import DPBlock
     mem = mem or MemParams()
     streams: dict[str, dict] = dict(inputs)
     conflicts: dict[str, list[int]] = {}
     todo_sr = list(impl.shift_registers)
-    todo_pub = list(impl.pubs) + pack_register_files(impl.register_files, params, mem)
+    todo_pub = (list(impl.blocks)
+                + pack_register_files(impl.register_files, params, mem))
     todo_sel = list(impl.selects)
     while todo_sr or todo_pub or todo_sel:
         progress = False
@@ -280,9 +284,12 @@ def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]],
         for pub in list(todo_pub):
             if all(n in streams for n in pub.inputs):
                 ins = [streams[n] for n in pub.inputs]
-                run = (simulate_rf_tile(rf_tile_registers(pub, params, mem), params, mem, ins)
-                       if isinstance(pub, RFTile)
-                       else simulate_pub(pub.registers(params), params, ins))
+                if isinstance(pub, RFTile):
+                    run = simulate_rf_tile(rf_tile_registers(pub, params, mem), params, mem, ins)
+                elif isinstance(pub, DPBlock):
+                    run = simulate_dp(pub.registers(), pub.params, ins[0])
+                else:
+                    run = simulate_pub(pub.registers(params), params, ins)
                 for q, node in enumerate(pub.outputs):
                     streams[node] = run.outputs[q]
                 conflicts[pub.name] = run.conflicts

@@ -15,6 +15,11 @@
    capacity (:mod:`.chaining`), vectorization and AGG/SRAM/TB scheduling (:mod:`.vectorize`);
 5. the memory level (:mod:`.hierarchy`); a bank of at most ``threshold`` words becomes a
    register file (:mod:`.registers`) instead of a memory tile.
+
+The memory the blocks go to is the arch's MEM tile (``[mem] kind``, thesis Table 6.1 / §6.3):
+the PUB (two write and two read ports, step 4 above), or a dual-port SRAM (``dp``: DP-SRAM +
+AG, ``dp-pe``: DP-SRAM whose controllers are PEs): one writer and one reader per memory for
+banking and merging, no register files, and :func:`.dp_block.build_dp` instead of step 4.
 """
 from __future__ import annotations
 
@@ -195,6 +200,13 @@ def map_buffer(ub: UnifiedBuffer, arch: Arch | str,
         raise MappingError(f"buffer {ub.name}: {e}") from None
 
 
+def memory_ports(arch: Arch) -> tuple[int, int]:
+    """``(write ports, read ports)`` of one memory of the arch's MEM tile (``[mem] kind``)."""
+    if arch.mem.kind == "pub":
+        return arch.pub.input_ports, arch.pub.output_ports
+    return 1, 1
+
+
 def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None) -> UBImpl:
     """The passes of the module docstring on one buffer (the bank-select fallback is
     :func:`map_buffer`'s)."""
@@ -209,16 +221,17 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
         impl.shift_registers.append(ShiftRegister(s.leader, s.follower, s.delay))
     followers = {s.follower for s in shares}
     leaders = [p for p in ub.outputs if p.name in rest and p.name not in followers]
-    banks, copies = _bank_leaders(ub, leaders, arch.pub, impl) if leaders else ([], set())
-    blocks = merge_banks(delay_banks + banks, arch.pub.output_ports, arch.pub.input_ports)
+    ports = memory_ports(arch)
+    banks, copies = _bank_leaders(ub, leaders, ports, impl) if leaders else ([], set())
+    blocks = merge_banks(delay_banks + banks, ports[1], ports[0])
     _map_blocks(ub, blocks, copies, arch, threshold, level, impl)
     if accumulates_on_chip(ub):
         # the values live on the array; the writes also stream to the GLB (the host's copy)
-        impl.level = select_level(ub.name, "temp", len(impl.pubs), level)
+        impl.level = select_level(ub.name, "temp", len(impl.blocks), level)
         impl.notes.append("output read on the array (an accumulator): held on chip, every "
                           "write also streamed to the global buffer")
     else:
-        impl.level = select_level(ub.name, ub.kind, len(impl.pubs), level)
+        impl.level = select_level(ub.name, ub.kind, len(impl.blocks), level)
     impl.connections = {p.name: p.name for p in ub.outputs}
     return impl
 
@@ -259,16 +272,18 @@ def _delay_lines(ub: UnifiedBuffer, dist, threshold: int, impl: UBImpl) -> list[
     return delay_banks
 
 
-def _bank_leaders(ub: UnifiedBuffer, leaders, pub: PUBParams, impl: UBImpl):
+def _bank_leaders(ub: UnifiedBuffer, leaders, ports: tuple[int, int], impl: UBImpl):
     """Banking of the output ports that still read memory (§5.2; the isomorphic lanes of
-    §4.3.2 when duplication would take every writer): ``(banks, names of the full copies
-    duplication made)``. Raises :class:`SpansBanks` when a port reads more than one bank."""
+    §4.3.2 when duplication would take every writer) for memories of ``ports`` = (write,
+    read) ports: ``(banks, names of the full copies duplication made)``. Raises
+    :class:`SpansBanks` when a port reads more than one bank."""
     copies: set[str] = set()
-    banking = choose_banking(ub, leaders, pub.output_ports, pub.input_ports)
+    n_in, n_out = ports
+    banking = choose_banking(ub, leaders, n_out, n_in)
     lane = None
-    if banking.duplicated and len(ub.inputs) > pub.input_ports:
+    if banking.duplicated and len(ub.inputs) > n_in:
         # copies would take every writer: bank the isomorphic lanes instead (§4.3.2)
-        lane = choose_lane_banking(ub, leaders, pub.output_ports, pub.input_ports)
+        lane = choose_lane_banking(ub, leaders, n_out, n_in)
     if lane is not None:
         banking = lane
         banks, selects = bank_lanes(ub, leaders, banking)
@@ -291,25 +306,32 @@ def _bank_leaders(ub: UnifiedBuffer, leaders, pub: PUBParams, impl: UBImpl):
 
 def _map_blocks(ub: UnifiedBuffer, blocks, copies: set[str], arch: Arch, threshold: int,
                 level: str | None, impl: UBImpl) -> None:
-    """Every merged memory block into ``impl``: a register file when small enough (§5.4),
-    else a PUB (linearization, chaining, vectorization)."""
-    pub = arch.pub
+    """Every merged memory block into ``impl``: a register file when small enough (§5.4, PUB
+    tiles only), else a PUB (linearization, chaining, vectorization) or a dual-port SRAM
+    (:func:`.dp_block.build_dp`)."""
+    from .dp_block import build_dp
+    pub, kind = arch.pub, arch.mem.kind
+    n_in = memory_ports(arch)[0]
     for b in blocks:
         # §5.4: a bank of at most `threshold` words lives in registers (a MEM tile's register
         # file, so no more words than it has), not in a memory tile's SRAM
-        rf = (register_file(b, ub.name, min(threshold, arch.mem.rf_words)) if level != "MEM"
-              else None)
+        rf = (register_file(b, ub.name, min(threshold, arch.mem.rf_words))
+              if level != "MEM" and kind == "pub" else None)
         if rf is not None:
             impl.register_files.append(rf)
             continue
-        if b.name in copies and len(b.inputs) > pub.input_ports:
+        if b.name in copies and len(b.inputs) > n_in:
             # §5.2.2: every copy takes every writer
             raise MappingError(f"buffer {ub.name}: its reads conflict in every bank of the "
                                f"GCD banking and duplication cannot solve it: each copy needs "
-                               f"all {len(b.inputs)} writers, a PUB has {pub.input_ports} "
-                               f"input ports")
-        impl.pubs.append(build_pub(b, pub, ub.name))
-    if level == "MEM" and not impl.pubs:
+                               f"all {len(b.inputs)} writers, "
+                               + (f"a PUB has {n_in} input ports" if kind == "pub" else
+                                  "a dual-port SRAM has one write port"))
+        if kind == "pub":
+            impl.pubs.append(build_pub(b, pub, ub.name))
+        else:
+            impl.dps.append(build_dp(b, arch.dpbuf, ub.name))
+    if level == "MEM" and not impl.blocks:
         raise MappingError(f"buffer {ub.name}: store_in MEM cannot be honoured: every read is "
                            f"served by wires and shift registers (delays <= {threshold}), "
                            f"nothing is left to keep in a memory tile")

@@ -1,7 +1,8 @@
 """The PE's combinational ALU (docs/design.md §5.2): one :class:`~ubgen.pe.ops.PEOp` per application.
 
 The op semantics are defined in :mod:`ubgen.pe.ops`; the COUNTER state lives in the PE
-(:class:`ubgen.pe.pe.PE`) and comes in on ``count``.
+(:class:`ubgen.pe.pe.PE`) and comes in on ``count``; the STEP state is the PE's output register
+and comes in on ``acc`` (the ALU computes the next state).
 """
 
 from amaranth.hdl import Module, Mux
@@ -21,6 +22,7 @@ class ALU(wiring.Component):
     bits: In(3)
     lut: In(8)
     count: In(WORD_BITS)
+    acc: In(WORD_BITS)
     res: Out(WORD_BITS)
     res_p: Out(1)
 
@@ -57,6 +59,10 @@ class ALU(wiring.Component):
             for op, value in flags.items():
                 with m.Case(op):
                     m.d.comb += [p.eq(value), res.eq(value)]
+            with m.Case(PEOp.STEP):
+                zero = self.acc == 0
+                nxt = Mux(b0, self.acc + Mux(Mux(self.bits[2], zero, b1), b, a), self.acc)
+                m.d.comb += [res.eq(nxt[:WORD_BITS]), p.eq(nxt[:WORD_BITS] == 0)]
             with m.Case(PEOp.COUNTER):
                 m.d.comb += [res.eq(self.count),
                              p.eq(b0 & (self.count == (a - 1)[:WORD_BITS]))]
