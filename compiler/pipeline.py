@@ -308,14 +308,15 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     return result.run(until)
 
 
-def shipped_arrays() -> list[str]:
-    """The shipped arch files with an array (``constraints/arch/*.toml`` with ``[array]``),
-    smallest first (by tiles, then by name)."""
+def shipped_arrays(mem_kind: str = "pub") -> list[str]:
+    """The shipped arch files with an array (``constraints/arch/*.toml`` with ``[array]``)
+    whose MEM tile is ``mem_kind`` (``[mem] kind``; the PUB's by default), smallest first (by
+    tiles, then by name)."""
     from ubgen.arch import ARCH_DIR
     found = []
     for path in sorted(ARCH_DIR.glob("*.toml")):
         arch = load_arch(path.stem)
-        if "array" in arch.raw:
+        if "array" in arch.raw and arch.mem.kind == mem_kind:
             found.append((sum(tile_capacity(arch).values()), arch.name))
     return [name for _n, name in sorted(found)]
 

@@ -48,6 +48,7 @@ from ..ir.ubuf import UBPort, UnifiedBuffer
 from ..mapping.bank_select import split_port
 from ..mapping.common import Affine, MappingError, Stream, port_stream
 from ..mapping.registers import pack_register_files, rf_tile_registers
+from .dp_build import add_dp_block
 from .kernel_map import KernelGraph, KNode, Operand, map_kernel
 from .netlist import GLBLayout, Netlist, NetlistError
 
@@ -198,6 +199,9 @@ class _Builder:
         if kn.kind == "pe":
             self.pe(name, kn.op, kn.inputs, label=f"{op}: {kn.label}", buffer=None, **attrs)
             return
+        if self.arch.mem.kind != "pub":
+            raise NetlistError(f"op {op}: a lookup table needs a MEM tile in ROM mode; the "
+                               f"arch's MEM tile ([mem] kind = {self.arch.mem.kind}) has none")
         cap = self.arch.pub.capacity_words
         if len(kn.table) > cap:
             raise NetlistError(f"op {op}: lookup table of {len(kn.table)} words exceeds a MEM "
@@ -230,6 +234,8 @@ class _Builder:
             self.valids[(B, sr.dst)] = Alias((B, sr.src), -sr.delay)
         for i, pub in enumerate(impl.pubs):
             self.pub_block(B, pub, f"{B}.pub{i}")
+        for i, block in enumerate(impl.dps):
+            add_dp_block(self, B, block, f"{B}.dp{i}")
         for i, tile in enumerate(pack_register_files(impl.register_files, self.arch.pub,
                                                      self.arch.mem)):
             self.register_file_tile(B, tile, f"{B}.rf{i}")
@@ -343,6 +349,10 @@ class _Builder:
         if sub is None:
             raise NetlistError(f"buffer {ub.name}: select source {stream} is not a sub-port of "
                                f"{logical}")
+        if self.arch.mem.kind != "pub":
+            raise NetlistError(f"buffer {ub.name}: bank select {logical} needs a schedule "
+                               f"generator of a PUB tile; the arch's MEM tile ([mem] kind = "
+                               f"{self.arch.mem.kind}) has none")
         st = port_stream(sub)
         cfg = ControllerConfig(st.extents, AffineMap(st.time.start, st.time.strides),
                                {"tb": AffineMap(0, (0,) * len(st.extents))})
