@@ -9,7 +9,8 @@ ready/valid fill, read-request, read-response and update ports.
 * the dependency checks (``check`` = True): a read or update is accepted only when its word has
   been filled (``idx < occupancy``) and a read's shrink only when that many words are live; a
   fill only while the buffet is not full. ``check`` = False builds the buffet without the
-  read-after-fill check, for the negative control of the block-level tests;
+  read-after-fill checks (a read goes whenever the response FIFO has room, its shrink
+  saturating at the occupancy), for the negative control of the block-level tests;
 * read responses go through a ``out_depth``-entry FIFO, so ``rd_data_ready`` back-pressure stops
   new reads instead of losing data: a read is accepted when the FIFO has room for it counting the
   one in flight and the one leaving in the same cycle. A read accepted in cycle c is on
@@ -59,14 +60,13 @@ class Buffet(wiring.Component):
         wr = mem.write_port()
         rd = mem.read_port(domain="sync")
 
-        filled_rd = (self.rd_idx < occ) if self.check else 1
-        rd_ok = filled_rd & (self.rd_shrink <= occ) & room
+        rd_ok = ((self.rd_idx < occ) & (self.rd_shrink <= occ) & room) if self.check else room
         upd_ok = self.upd_idx < occ
         rd_fire = self.rd_valid & rd_ok
         upd_fire = self.upd_valid & upd_ok
         fill_ok = (occ < p.capacity) & ~upd_fire
         fill_fire = self.fill_valid & fill_ok
-        shrink = Mux(rd_fire, self.rd_shrink, 0)
+        shrink = Mux(rd_fire, Mux(self.rd_shrink <= occ, self.rd_shrink, occ), 0)
         m.d.comb += [
             self.fill_ready.eq(fill_ok), self.rd_ready.eq(rd_ok), self.upd_ready.eq(upd_ok),
             self.occupancy.eq(occ),
