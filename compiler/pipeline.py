@@ -308,6 +308,22 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     return result.run(until)
 
 
+def backend_figures(impls: dict[str, UBImpl], backend: str) -> dict:
+    """What a memory backend adds to its memory count (``compiler.mapping.report``):
+    ``controller_pes`` for ``dp-pe`` (the PEs of every synthesised controller,
+    ``compiler.backend.pe_controllers``), ``buffets`` for ``rv`` (one per dual-port memory,
+    each with the local schedule ``compiler.mapping.buffet`` derives). Raises the one-line
+    ``NetlistError`` / ``MappingError`` of a memory the backend cannot hold."""
+    if backend == "dp-pe":
+        from .backend.dp_build import dp_pe_controllers
+        return {"controller_pes": sum(dp_pe_controllers(b, name) for name, impl in impls.items()
+                                      for b in impl.dps)}
+    if backend == "rv":
+        from .mapping.buffet import buffet_configs
+        return {"buffets": sum(len(c) for c in buffet_configs(impls).values())}
+    return {}
+
+
 def shipped_arrays(mem_kind: str = "pub") -> list[str]:
     """The shipped arch files with an array (``constraints/arch/*.toml`` with ``[array]``)
     whose MEM tile is ``mem_kind`` (``[mem] kind``; the PUB's by default), smallest first (by
@@ -379,4 +395,4 @@ def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None,
 __all__ = ["CompileResult", "compile_app", "check_result", "DEFAULT_ARCH", "STAGES",
            "PUB_ARCH", "shipped_arrays", "compile_on_smallest", "ArchChoice",
            "FitError", "require_fit", "resources", "tile_capacity", "NetlistError",
-           "user_errors"]
+           "user_errors", "backend_figures"]
