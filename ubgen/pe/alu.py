@@ -15,6 +15,8 @@ __all__ = ["ALU"]
 
 
 class ALU(wiring.Component):
+    """``step`` = False builds the ALU without the STEP op (the baseline docs/pe.md measures
+    it against); every other op is the same."""
     op: In(OP_WIDTH)
     a: In(WORD_BITS)
     b: In(WORD_BITS)
@@ -25,6 +27,10 @@ class ALU(wiring.Component):
     acc: In(WORD_BITS)
     res: Out(WORD_BITS)
     res_p: Out(1)
+
+    def __init__(self, step: bool = True):
+        self.step = step
+        super().__init__()
 
     def elaborate(self, platform):
         m = Module()
@@ -59,10 +65,11 @@ class ALU(wiring.Component):
             for op, value in flags.items():
                 with m.Case(op):
                     m.d.comb += [p.eq(value), res.eq(value)]
-            with m.Case(PEOp.STEP):
-                zero = self.acc == 0
-                nxt = Mux(b0, self.acc + Mux(Mux(self.bits[2], zero, b1), b, a), self.acc)
-                m.d.comb += [res.eq(nxt[:WORD_BITS]), p.eq(nxt[:WORD_BITS] == 0)]
+            if self.step:
+                with m.Case(PEOp.STEP):
+                    zero = self.acc == 0
+                    nxt = Mux(b0, self.acc + Mux(Mux(self.bits[2], zero, b1), b, a), self.acc)
+                    m.d.comb += [res.eq(nxt[:WORD_BITS]), p.eq(nxt[:WORD_BITS] == 0)]
             with m.Case(PEOp.COUNTER):
                 m.d.comb += [res.eq(self.count),
                              p.eq(b0 & (self.count == (a - 1)[:WORD_BITS]))]

@@ -40,10 +40,11 @@ class PE(wiring.Component):
     PORTS = PE_PORTS
 
     def __init__(self, arch: Arch | None = None, *, output_register: bool | None = None,
-                 cfg_addr_width: int = TILE_ADDR_WIDTH):
+                 cfg_addr_width: int = TILE_ADDR_WIDTH, step: bool = True):
         if output_register is None:
             output_register = arch.array.pe_output_register if arch is not None else True
         self.output_register = output_register
+        self.step = step                 # False: without the STEP op (docs/pe.md's baseline)
         self._regmap = pe_regmap(output_register)
         super().__init__(core_members(self.PORTS, cfg_addr_width))
 
@@ -61,7 +62,7 @@ class PE(wiring.Component):
         m.submodules.regs = regs = ConfigRegisters(self.regmap, len(self.cfg.addr))
         wiring.connect(m, wiring.flipped(self.cfg), regs.bus)
         f = regs.fields
-        m.submodules.alu = alu = ALU()
+        m.submodules.alu = alu = ALU(step=self.step)
 
         def operand(name):
             return Mux(f[f"{name}_const_en"], f[f"{name}_const"], getattr(self, f"in_{name}"))
@@ -85,10 +86,11 @@ class PE(wiring.Component):
             res_q = Signal(WORD_BITS)
             res_p_q = Signal()
             m.d.comb += alu.acc.eq(res_q)
-            with m.If(~self.run & (f["op"] == PEOp.STEP)):       # STEP: the state's reset
-                m.d.sync += [res_q.eq(alu.c), res_p_q.eq(alu.c == 0)]
-            with m.Elif(~self.stall):
+            with m.If(~self.stall):
                 m.d.sync += [res_q.eq(alu.res), res_p_q.eq(alu.res_p)]
+            if self.step:
+                with m.If(~self.run & (f["op"] == PEOp.STEP)):   # STEP: the state's reset
+                    m.d.sync += [res_q.eq(alu.c), res_p_q.eq(alu.c == 0)]
             with m.If(f["out_reg"]):
                 m.d.comb += [self.out_res.eq(res_q), self.out_res_p.eq(res_p_q)]
             with m.Else():
