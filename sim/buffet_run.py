@@ -163,7 +163,7 @@ def run_buffet_jobs(jobs: list[BuffetJob], *, check: bool = True, name: str = "b
                    build_args=["-CFLAGS", "-O1"],
                    extra_env={"UBGEN_BUFFET_JOBS": str(jobs_path),
                               "UBGEN_BUFFET_RESULTS": str(out)})
-    except AssertionError:
+    except (AssertionError, SystemExit):      # a failed job: its result says why
         if not out.exists():
             raise
     return json.loads(out.read_text())
