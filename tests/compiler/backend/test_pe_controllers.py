@@ -110,7 +110,7 @@ def test_streams_the_pes_cannot_express():
 
 
 def test_dp_pe_netlist_model_and_negative_control():
-    r = compile_app("gaussian", "cgra_dppe_8x8", dict(width=32, height=12), until="netlist")
+    r = compile_app("gaussian", "cgra_dppe_16x32", dict(width=32, height=12), until="netlist")
     net = r.netlist
     ctl = [n for n, d in net.graph.nodes(data=True) if d["kind"] == "pe"
            and d.get("buffer") == "hw_input"]
