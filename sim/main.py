@@ -1,6 +1,6 @@
 """``make sim APP=... [ARCH=...]``: the main job (docs/simulation.md).
 
-``--level array`` (the default): establish the golden first (``compiler.source.establish_golden``:
+``--level array`` (the default): establish the golden first (``compiler.frontend.source.establish_golden``:
 the interpreter must equal the app's ``reference()`` bit for bit, or real Halide for a
 Halide-style program without one, on the app's inputs and on all-zero and all-maximum inputs;
 the interpreter alone only when neither exists; a disagreement fails the run before anything is
@@ -22,7 +22,7 @@ sizes; ``WAVES=1`` also writes ``build/sim/<app>-<arch>.fst``.
 1. golden: the reference interpreter (``compiler.interp``) on the app's inputs (and on
    all-zero and all-maximum inputs) equals the app's independent numpy reference, bit for bit
    (an app file without a reference: real Halide when its Program came from the Halide-style
-   DSL; ``compiler.source.establish_golden``, the same golden as the array level);
+   DSL; ``compiler.frontend.source.establish_golden``, the same golden as the array level);
 2. schedule: tree-height reduction of the kernels (``compiler.passes.tree_height``), the
    sequential baseline and the optimized schedule, both proven by the isl verifier; the
    interpreter running the balanced program (the one ``ubc schedule`` schedules and dumps) in
@@ -67,9 +67,9 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int,
         sizes: dict[str, int] | None = None) -> dict:
     from compiler.interp import run as interp
     from compiler.pipeline import compile_app
-    from compiler.source import GoldenMismatch
+    from compiler.frontend.source import GoldenMismatch
     from compiler.mapping.registers import pack_register_files
-    from compiler.model import check_buffer
+    from compiler.mapping.pub_model import check_buffer
 
     t0 = time.perf_counter()
     result = compile_app(app_name, arch_name, sizes, seed=seed, until="frontend")
@@ -129,13 +129,13 @@ PUB_ARCH = "pub"                 # default arch of the PUB level
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
               out_dir: Path | None = None, log=print) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
-    :func:`record_path`). The golden comes first (``compiler.source.establish_golden``): when the
+    :func:`record_path`). The golden comes first (``compiler.frontend.source.establish_golden``): when the
     interpreter and the app's reference (or real Halide) disagree, the record says
     ``passed: false`` with the first differing word and nothing is compiled or simulated.
     Raises the compiler's and place and route's one-line errors (``ValueError``/``KeyError``
     subclasses) before anything is written."""
     from compiler.pipeline import compile_app, compile_on_smallest, require_fit, shipped_arrays
-    from compiler.source import GoldenMismatch, effective_sizes
+    from compiler.frontend.source import GoldenMismatch, effective_sizes
     from sim.array_run import model_for, run_bundle
 
     t0 = time.perf_counter()
@@ -208,7 +208,7 @@ def record_path(out_dir: Path, app: str, arch: str, source) -> Path:
     """``<out_dir>/<app>-<arch>.json``, with the sizes that differ from the app's defaults
     appended (``gaussian-cgra_8x8-width24-height24.json``), so runs at different sizes keep
     their own records."""
-    from compiler.source import effective_sizes
+    from compiler.frontend.source import effective_sizes
     defaults = effective_sizes(type(source)(source.name, source.program, source.module, {}))
     given = [f"{k}{v}" for k, v in source.sizes.items() if defaults.get(k) != v]
     return out_dir / ("-".join([app, arch] + given) + ".json")
@@ -267,7 +267,7 @@ def run_from_args(args) -> int:
     if args.level == "array":
         return main_array(args)
     try:
-        from compiler.source import parse_sizes
+        from compiler.frontend.source import parse_sizes
         s = run(args.app, args.arch or PUB_ARCH, not args.no_rtl, args.seed,
                 parse_sizes(args.size))
     except Failure as e:
@@ -288,7 +288,7 @@ def run_from_args(args) -> int:
 
 
 def main_array(args) -> int:
-    from compiler.source import parse_sizes
+    from compiler.frontend.source import parse_sizes
     from sim.array_run import RunError
     try:
         sizes = parse_sizes(args.size)

@@ -43,7 +43,7 @@ def compile_for(args, until: str, say=print, **options):
     shipped array it fits (and places and routes on, from ``pnr`` on), saying which through
     ``say``. Returns ``(CompileResult, ArchChoice | None)``."""
     from ..pipeline import compile_app, compile_on_smallest
-    from ..source import parse_sizes
+    from ..frontend.source import parse_sizes
     sizes = parse_sizes(args.size)
     if args.arch is not None:
         return compile_app(args.app, args.arch, sizes, until=until, **options), None

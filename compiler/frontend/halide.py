@@ -563,7 +563,7 @@ class Pipeline:
     def lower(self, name: str, sizes: Sequence[int]) -> Program:
         """The Program computing the output over ``[0, sizes)``. The Program remembers where
         it came from (``program.halide = (output Func, sizes)``) so that an app file without
-        a reference is cross-checked with real Halide (:func:`compiler.source.golden`)."""
+        a reference is cross-checked with real Halide (:func:`compiler.frontend.source.golden`)."""
         sizes = tuple(int(s) for s in sizes)
         prog = _Lowering(self.output, sizes).lower(name)
         prog.halide = (self.output, sizes)

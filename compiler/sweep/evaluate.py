@@ -251,7 +251,7 @@ def table_vi_vii(res: dict) -> list[str]:
                       "sequential (paper)", "optimized (paper)", "speedup (paper)", "comment"],
                      vi)
             + ["## Paper Table VII: SRAM words, sequential vs. optimized schedule", "",
-               "Live words of every on-array buffer (`compiler/liveness.py`), an upper bound of "
+               "Live words of every on-array buffer (`compiler/schedule/liveness.py`), an upper bound of "
                "the final SRAM words: it also counts the words a later pass puts into shift "
                "registers.", ""]
             + _table(["app", "sequential (ours)", "final (ours)", "reduction (ours)",

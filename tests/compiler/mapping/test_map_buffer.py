@@ -9,7 +9,7 @@ from compiler.mapping.common import MappingError
 from compiler.mapping.hierarchy import select_level
 from compiler.mapping.map_buffer import map_buffer
 from compiler.mapping.merge import merge_banks
-from compiler.model import check_buffer
+from compiler.mapping.pub_model import check_buffer
 from ubgen.arch import load_arch
 
 from .fixtures import brighten_buffer, port

@@ -1,5 +1,5 @@
 """Property test of the Halide-style DSL (compiler/frontend/halide.py) against REAL Halide
-(PyPI ``halide``): every random pipeline of tests/compiler/halide_random.py (chains and
+(PyPI ``halide``): every random pipeline of tests/compiler/frontend/halide_random.py (chains and
 diamonds, pure and update definitions, windows, strides, schedules) either lowers to a Program
 whose interpreted output equals Halide's bit for bit, or is refused with a one-line
 ``HalideError``. Any other exception fails. 100 pipelines per run; 1000 under ``make regress``.

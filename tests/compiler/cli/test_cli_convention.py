@@ -15,9 +15,9 @@ from compiler.cli import build_parser, main
 from compiler.pipeline import FitError, compile_on_smallest, shipped_arrays
 from compiler.sweep.point import evaluate_point
 
-from ..apps.test_apps import SMALL
+from ...apps.test_apps import SMALL
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TRANSPOSED = ("import numpy as np\n"
               "from compiler.ir import Kernel, Program, u16\n"
               "def build(width=16, height=16):\n"
@@ -76,7 +76,7 @@ def test_an_app_that_fits_no_shipped_array_is_one_line(capsys):
 def test_ubc_compile_says_which_arch(capsys):
     assert main(["compile", "gaussian", "--size", "width=16", "--size", "height=12"]) == 0
     assert capsys.readouterr().out.startswith(
-        "arch cgra_4x4: the smallest shipped array gaussian fits\n")
+        "arch cgra_4x4: the smallest shipped array gaussian fits and routes on\n")
     assert main(["compile", "gaussian", "--size", "width=16", "--size", "height=12",
                  "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
@@ -108,7 +108,7 @@ def test_refused_buffer_names_app_buffer_cause_and_cure(tmp_path, capsys):
 
 def test_a_failed_check_is_exit_1(tmp_path, capsys):
     """The netlist model's golden disagrees (an app whose reference is off by one): 1, not 2."""
-    from .test_golden import wrong_reference
+    from ..frontend.test_golden import wrong_reference
     assert main(["netlist", str(wrong_reference(tmp_path)), "--arch", "cgra_8x8"]) == 1
     assert "golden (reference)" in capsys.readouterr().out
 

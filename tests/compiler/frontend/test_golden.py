@@ -1,4 +1,4 @@
-"""The golden every PASS verdict compares with (``compiler.source.establish_golden``): the
+"""The golden every PASS verdict compares with (``compiler.frontend.source.establish_golden``): the
 interpreter checked bit for bit against the app's ``reference()``, or real Halide for a
 Halide-style program without one, on the app's inputs and on all-zero and all-maximum inputs;
 the interpreter alone only when neither exists. A disagreement fails ``make sim`` at both
@@ -15,13 +15,13 @@ import pytest
 
 from apps import NAMES
 from compiler.pipeline import compile_app
-from compiler.source import (AppError, GoldenMismatch, app_inputs, establish_golden,
+from compiler.frontend.source import (AppError, GoldenMismatch, app_inputs, establish_golden,
                              extreme_inputs, load_app)
 from sim import main as sim_main
 
-from ..apps.test_apps import SMALL
+from ...apps.test_apps import SMALL
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BOX5 = ROOT / "tests" / "data" / "apps" / "box5.py"
 
 

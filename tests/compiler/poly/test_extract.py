@@ -8,7 +8,7 @@ from compiler.poly.deps import dependency_graph, raw_dependences
 from compiler.poly.extract import ExtractError, extract, kernel_depth
 from compiler.ir.hw import HwParams
 
-from .thesis_programs import brighten_blur, conv1d, copy_chain, copy_kernel
+from ..thesis_programs import brighten_blur, conv1d, copy_chain, copy_kernel
 
 BOX_BR = "0 <= t <= 15 and 0 <= y <= 63 and 0 <= x <= 63"
 BOX_BL = "0 <= t <= 15 and 0 <= y <= 62 and 0 <= x <= 62"

@@ -10,9 +10,9 @@ from compiler.schedule.fetch_pad import (RowAccess, fetches_per_row, padded_row,
                                          row_cycles, row_shift, stage_rows)
 from compiler.ir.hw import HwParams
 from compiler.schedule.report import schedule_program
-from compiler.verify import verify
+from compiler.schedule.verify import verify
 
-from .thesis_programs import conv1d, copy_kernel
+from ..thesis_programs import conv1d, copy_kernel
 
 FW = 4
 

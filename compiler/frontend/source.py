@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from .ir.program import Program
+from ..ir.program import Program
 
 
 class AppError(ValueError):
@@ -139,7 +139,7 @@ def app_inputs(source: AppSource, seed: int = 0) -> dict:
     the wrong shape or a value its buffer's type cannot hold), else uniformly random words of
     every input buffer's type."""
     import numpy as np
-    from .interp import numpy_dtype
+    from ..interp import numpy_dtype
     if source.module is not None and hasattr(source.module, "make_inputs"):
         try:
             inputs = source.module.make_inputs(seed, **source.sizes)
@@ -160,7 +160,7 @@ def extreme_inputs(source: AppSource, which: str) -> dict:
     (the largest value of the type), where wrap-around and overflow disagreements between the
     interpreter and a reference show (:func:`establish_golden`)."""
     import numpy as np
-    from .interp import numpy_dtype
+    from ..interp import numpy_dtype
     if which not in EXTREMES:
         raise ValueError(f"extreme inputs are {' or '.join(EXTREMES)}, got {which!r}")
     return {b.name: np.full(b.shape, 0 if which == "zeros" else type_range(b.type)[1],
@@ -186,7 +186,7 @@ def _check_inputs(source: AppSource, inputs) -> dict:
     """``make_inputs`` gave, for every input buffer, an integer array of the declared shape
     whose values its type holds; returns the arrays in the buffers' numpy types."""
     import numpy as np
-    from .interp import numpy_dtype
+    from ..interp import numpy_dtype
     where = f"{source.path or source.name}: make_inputs"
     if not isinstance(inputs, dict):
         raise AppError(f"{where} returned {type(inputs).__name__}, expected a dict of arrays")
@@ -242,7 +242,7 @@ def establish_golden(source: AppSource, inputs: dict, extremes: bool = True) -> 
     interpreter alone only when neither exists. With ``extremes`` the two are also compared on
     all-zero and all-maximum inputs (:func:`extreme_inputs`). A disagreement raises
     :class:`GoldenMismatch` naming the output and the first differing word."""
-    from .interp import run
+    from ..interp import run
     outs = [b.name for b in source.program.buffers.values() if b.kind == "output"]
     kind, theirs_of = _independent(source)
     ours = run(source.program, inputs)
@@ -273,7 +273,7 @@ def _independent(source: AppSource):
                                f"{_line(e)}") from None
         return "reference", theirs
     if getattr(source.program, "halide", None) is not None:
-        from .frontend.halide_check import realize_halide
+        from .halide_check import realize_halide
         out, sizes = source.program.halide
         return "halide", lambda inputs: {out.name: realize_halide(out, inputs, sizes)}
     return "interpreter", None

@@ -23,10 +23,10 @@ from itertools import combinations
 
 import islpy as isl
 
-from .ir.poly import PolyProgram
-from .ir.schedule import Schedule
-from .poly.deps import Dependence, raw_dependences
-from .ir.hw import HwParams
+from ..ir.poly import PolyProgram
+from ..ir.schedule import Schedule
+from ..poly.deps import Dependence, raw_dependences
+from ..ir.hw import HwParams
 
 
 class VerifyError(ValueError):

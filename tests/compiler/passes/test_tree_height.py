@@ -22,7 +22,7 @@ from compiler.poly.extract import kernel_depth, op_latency
 from compiler.ir.hw import HwParams
 from compiler.schedule.report import schedule_program
 
-from ..apps.test_apps import SMALL
+from ...apps.test_apps import SMALL
 
 u8, s8 = IntType(8, False), IntType(8, True)
 PARAMS = HwParams()

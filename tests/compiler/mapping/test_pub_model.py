@@ -1,11 +1,11 @@
-"""The register-driven cycle model (compiler/model.py) against independent references."""
+"""The register-driven cycle model (compiler/mapping/pub_model.py) against independent references."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from apps import get_app
 from compiler.ir.ubimpl import PUBBlock
 from compiler.mapping.common import t2addr
-from compiler.model import _points, decode_controller, port_points, simulate_pub
+from compiler.mapping.pub_model import _points, decode_controller, port_points, simulate_pub
 from compiler.schedule.report import schedule_program
 from ubgen.arch import PUBParams
 from ubgen.controller import (AffineMap, ControllerConfig, ControllerLayout, encode_controller,

@@ -4,9 +4,9 @@ the RTL).
 
 Every node is replayed from its core registers only: a PE with ``ubgen.pe.ops.pe_reference``
 (its ``op``, constant registers and output register), a MEM tile with the config-driven PUB
-model (:class:`compiler.model.PUBTile`, chaining included), in ROM mode from its window words,
+model (:class:`compiler.mapping.pub_model.PUBTile`, chaining included), in ROM mode from its window words,
 in register-file mode from its ``rf_*`` controllers, and an IO tile from its ``glb2f`` /
-``f2glb`` controller (``compiler.model.decode_arrays`` on ``ubgen.io`` layouts). Edges
+``f2glb`` controller (``compiler.mapping.pub_model.decode_arrays`` on ``ubgen.io`` layouts). Edges
 delay values by their latency. The application's inputs are loaded into a modelled global
 buffer at every IO stream's :class:`~.netlist.GLBLayout` (one bank per IO tile), the netlist
 runs, and the outputs are read back from the banks the ``f2glb`` streams wrote (for an element
@@ -29,7 +29,7 @@ from ubgen.mem.spec import RF_ENABLE
 from ubgen.pe.ops import PEOp, pe_reference
 
 from ..ir.program import Program
-from ..model import PUBTile, RegisterFileTile, decode_arrays
+from ..mapping.pub_model import PUBTile, RegisterFileTile, decode_arrays
 from .glb import input_words, output_places
 from .netlist import GLBLayout, Netlist, NetlistError
 
@@ -204,7 +204,7 @@ class _ROM(_Node):
 
 
 class _RF(_Node):
-    """A MEM tile in register-file mode (compiler.model.RegisterFileTile): a read sees the
+    """A MEM tile in register-file mode (compiler.mapping.pub_model.RegisterFileTile): a read sees the
     writes of its own cycle, so its outputs depend on its ``data_in`` of the same cycle."""
     comb_inputs = ("data_in0", "data_in1")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from compiler.cli import main
 
-from .test_extract import _one_stage, cyclic_program, never_written_program
-from .thesis_programs import brighten_blur
+from ..poly.test_extract import _one_stage, cyclic_program, never_written_program
+from ..thesis_programs import brighten_blur
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _program_file(tmp_path, prog, name="prog.json"):

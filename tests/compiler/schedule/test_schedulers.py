@@ -12,9 +12,9 @@ from compiler.schedule.sequential import schedule_sequential
 from compiler.schedule.stencil import schedule_stencil
 from compiler.schedule.storage import storage_copies
 from compiler.schedule.stripmine import relative_rate, stripmine_factors, utilization
-from compiler.verify import verify
+from compiler.schedule.verify import verify
 
-from .thesis_programs import (alignment_pair, brighten_blur, conv1d, conv_layer, copy_chain,
+from ..thesis_programs import (alignment_pair, brighten_blur, conv1d, conv_layer, copy_chain,
                               pyramid_1d)
 
 ZERO = HwParams(pe_latency=0, mem_read_latency=0, mem_write_latency=0)

@@ -12,7 +12,7 @@ from compiler.schedule.sequential import schedule_sequential
 from compiler.schedule.stencil import schedule_stencil
 from compiler.schedule.storage import storage_copies
 
-from .thesis_programs import brighten_blur, conv_layer
+from ..thesis_programs import brighten_blur, conv_layer
 
 ZERO = HwParams(pe_latency=0, mem_read_latency=0, mem_write_latency=0)
 

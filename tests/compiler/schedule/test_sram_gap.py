@@ -6,7 +6,7 @@ import islpy as isl
 from apps import get_app
 from compiler.ir.schedule import OpSchedule
 from compiler.mapping.common import t2addr
-from compiler.model import _points, port_points
+from compiler.mapping.pub_model import _points, port_points
 from compiler.poly.deps import Dependence
 from compiler.schedule.offsets import is_constant_distance, required_offset, write_interval
 from compiler.ir.hw import HwParams

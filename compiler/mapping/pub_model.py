@@ -28,10 +28,10 @@ from ubgen.controller import ControllerLayout
 from ubgen.mem.spec import RF_ENABLE, rf_ports
 from ubgen.pub import pub_layouts
 
-from .ir.ubimpl import UBImpl
-from .ir.ubuf import UnifiedBuffer
-from .mapping.common import port_time
-from .mapping.registers import RFTile, pack_register_files, rf_tile_registers
+from ..ir.ubimpl import UBImpl
+from ..ir.ubuf import UnifiedBuffer
+from .common import port_time
+from .registers import RFTile, pack_register_files, rf_tile_registers
 
 
 def decode_arrays(regs: dict[str, int], layout: ControllerLayout
@@ -86,7 +86,7 @@ class PUBTile:
     of ``ubgen.pub.pub`` (module docstring). Per cycle ``c``: :meth:`outputs` gives what the
     ``tb2out`` fires of ``c`` read (start-of-cycle state), then :meth:`commit` takes the
     ``data_in`` words of ``c`` and applies the end-of-cycle writes (AGG, SRAM, TB). Used by
-    :func:`simulate_pub` and by the netlist model (``compiler.backend.model``)."""
+    :func:`simulate_pub` and by the netlist model (``compiler.backend.netlist_model``)."""
 
     def __init__(self, regs: dict[str, int], params: PUBParams):
         self.params = params

@@ -1,4 +1,4 @@
-"""compiler/source.py: apps from a Python file (the apps/ protocol), Program JSON files, the
+"""compiler/frontend/source.py: apps from a Python file (the apps/ protocol), Program JSON files, the
 golden of an app file (its reference, else real Halide for a Halide-style file), and the
 one-line errors of files that are not apps. The two worked files of examples/ go through
 ``make sim``'s main job and the netlist model here (what CI runs of them)."""
@@ -11,11 +11,11 @@ import pytest
 from compiler.cli import main
 from compiler.ir import Arg, Call, Const, Kernel, u16
 from compiler.pipeline import check_result, compile_app
-from compiler.source import (AppError, GoldenMismatch, app_inputs as src_inputs,
+from compiler.frontend.source import (AppError, GoldenMismatch, app_inputs as src_inputs,
                              establish_golden, load_app)
 from sim import main as sim_main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted(str(p) for p in (ROOT / "examples").glob("*.py"))
 
 

@@ -1,13 +1,13 @@
 """Live capacity (paper Table VII "SRAM words") of unified buffers."""
-from compiler.liveness import buffer_liveness, total_live_words
+from compiler.schedule.liveness import buffer_liveness, total_live_words
 from compiler.poly.extract import extract
 from compiler.ir.hw import HwParams
 from compiler.schedule.sequential import schedule_sequential
 from compiler.schedule.select import schedule
 from compiler.schedule.stencil import schedule_stencil
 
-from .reference_models import live_words
-from .thesis_programs import brighten_blur, conv_layer
+from ..reference_models import live_words
+from ..thesis_programs import brighten_blur, conv_layer
 
 ZERO = HwParams(pe_latency=0, mem_read_latency=0, mem_write_latency=0)
 

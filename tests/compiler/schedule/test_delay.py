@@ -14,12 +14,12 @@ from compiler.pipeline import check_result, compile_app
 from compiler.schedule.delay import accumulator_writers, delays, input_streams, shifted
 from compiler.ir.hw import HwParams
 from compiler.schedule.report import schedule_program
-from compiler.source import app_inputs, load_app
-from compiler.verify import VerifyError, verify
+from compiler.frontend.source import app_inputs, load_app
+from compiler.schedule.verify import VerifyError, verify
 
-from ..apps.test_apps import SMALL
+from ...apps.test_apps import SMALL
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LANES = str(ROOT / "examples" / "multilane_weights.py")
 SIZES = {"width": 12, "height": 8, "lanes": 6, "k": 3}
 

@@ -5,9 +5,9 @@ from compiler.poly.extract import extract
 from compiler.schedule.dnn import schedule_dnn
 from compiler.ir.hw import HwParams
 from compiler.schedule.stencil import schedule_stencil
-from compiler.verify import ScheduleError, VerifyError, verify
+from compiler.schedule.verify import ScheduleError, VerifyError, verify
 
-from .thesis_programs import brighten_blur, conv_layer, pyramid_1d
+from ..thesis_programs import brighten_blur, conv_layer, pyramid_1d
 
 
 def _fused(n=8):

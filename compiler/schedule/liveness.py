@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ir.program import Access, Op, Program
-from .ir.schedule import Schedule
+from ..ir.program import Access, Op, Program
+from ..ir.schedule import Schedule
 
 
 @dataclass

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from compiler import interp
 from compiler.ir import Call, Const, Kernel, Program, maximum, u16
-from compiler.liveness import buffer_liveness
+from compiler.schedule.liveness import buffer_liveness
 from compiler.poly.deps import raw_dependences
 from compiler.poly.extract import extract
 from compiler.ir.hw import HwParams
@@ -17,9 +17,9 @@ from compiler.schedule.dnn import pipeline_loops
 from compiler.schedule.select import schedule
 from compiler.schedule.storage import expand_storage, storage_copies
 from compiler.schedule.sequential import schedule_sequential
-from compiler.verify import verify
+from compiler.schedule.verify import verify
 
-from .reference_models import live_words
+from ..reference_models import live_words
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 
