@@ -309,7 +309,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
 
 
 def shipped_arrays() -> list[str]:
-    """The shipped arch files with an array (``constraints/arch/*.toml`` with ``[array]``),
+    """The shipped arch files with an array (``ubgen/constraints/arch/*.toml`` with ``[array]``),
     smallest first (by tiles, then by name)."""
     from ubgen.arch import ARCH_DIR
     found = []

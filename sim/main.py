@@ -45,7 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
-BUILD_SIM = Path(__file__).resolve().parent.parent / "build" / "sim"
+from ubgen.paths import build_dir
+
+BUILD_SIM = build_dir("sim")
 
 
 class Failure(Exception):
@@ -239,7 +241,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="application name (apps/), a Python app file (docs/apps.md) or a "
                          "Program JSON file")
     ap.add_argument("--arch", default=None,
-                    help="constraints/arch name or path (default: the smallest shipped array "
+                    help="ubgen/constraints/arch name or path (default: the smallest shipped array "
                          "APP fits and routes on, named in the output; "
                          f"{PUB_ARCH} for --level pub, which works on single PUBs)")
     ap.add_argument("--size", action="append", default=[], metavar="NAME=INT",

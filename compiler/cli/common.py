@@ -12,10 +12,10 @@ from typing import Callable
 __all__ = ["add_app_arguments", "add_delay_argument", "check_dir", "write_file", "write_dir",
            "write_with", "compile_for", "ARRAY_ARCH_HELP", "PUB_ARCH_HELP"]
 
-ARRAY_ARCH_HELP = ("constraints file name (constraints/arch/) or path; default: the smallest "
+ARRAY_ARCH_HELP = ("constraints file name (ubgen/constraints/arch/) or path; default: the smallest "
                    "shipped array the app fits{routes} (cgra_4x4, cgra_8x8, cgra_4x16, "
                    "cgra_16x32), named in the output; give --arch to compare figures over time")
-PUB_ARCH_HELP = ("constraints file name (constraints/arch/) or path; this command works on a "
+PUB_ARCH_HELP = ("constraints file name (ubgen/constraints/arch/) or path; this command works on a "
                  "single PUB per buffer, default: pub")
 
 

@@ -56,7 +56,7 @@ def test_two_row_delays_share_one_memory():
 
 
 def test_chaining_paper_example():
-    # capacity 32 words (constraints/arch/pub_small.toml): the 64-delay line buffer of the
+    # capacity 32 words (ubgen/constraints/arch/pub_small.toml): the 64-delay line buffer of the
     # brighten-blur app needs two chained memories, TileID(x, y) = floor(x / 32)
     arch = load_arch("pub_small")
     ub = brighten_buffer()
