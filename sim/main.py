@@ -241,8 +241,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="application name (apps/), a Python app file (docs/apps.md) or a "
                          "Program JSON file")
     ap.add_argument("--arch", default=None,
-                    help="ubgen/constraints/arch name or path (default: the smallest shipped array "
-                         "APP fits and routes on, named in the output; "
+                    help="ubgen/constraints/arch name or path (default: the smallest shipped "
+                         "array APP fits and routes on, named in the output; "
                          f"{PUB_ARCH} for --level pub, which works on single PUBs)")
     ap.add_argument("--size", action="append", default=[], metavar="NAME=INT",
                     help="an application size parameter (repeatable), e.g. width=16")
@@ -262,7 +262,9 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     add_arguments(ap)
-    return run_from_args(ap.parse_args(argv))
+    from compiler.frontend.source import warnings_once
+    with warnings_once("sim"):
+        return run_from_args(ap.parse_args(argv))
 
 
 def run_from_args(args) -> int:

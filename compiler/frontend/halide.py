@@ -39,7 +39,9 @@ Schedule (a subset of Halide's, plus the accelerator commands of the thesis):
   the apps' ``hw_input``, docs/apps.md); ``store_in("GLB"|"MEM"|"REG")`` sets a buffer's
   memory level (``BufferDecl.level``), which buffer mapping obeys or refuses with a one-line
   error (docs/mapping.md); ``unit(name)``/``share(other)`` set the compute unit (``Op.unit``,
-  thesis §4.3.3).
+  thesis §4.3.3). An input that functions other than such a copy read at several places gets
+  a :class:`HalideWarning` from :meth:`Pipeline.lower`: each of those reads is an IO stream of
+  its own.
 
 Lowering (:meth:`Pipeline.lower`) infers rectangular bounds from the consumers' accesses
 (halos included, interval arithmetic over the consumers' loops), orders the loops as scheduled
@@ -58,20 +60,27 @@ Errors are one-line :class:`HalideError` naming the function.
 from __future__ import annotations
 
 import itertools
+import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup
 from ..ir.index import Index, IndexError_, var as ivar
-from ..ir.program import Program
+from ..ir.program import Program, ProgramWarning
 from ..ir.types import IntType, u1, u16
 
-__all__ = ["HalideError", "Var", "RVar", "RDom", "Func", "Input", "Pipeline", "cast", "select",
-           "min_", "max_", "abs_", "absd", "lookup", "FExpr", "typeof", "UInt", "Int", "Bool"]
+__all__ = ["HalideError", "HalideWarning", "Var", "RVar", "RDom", "Func", "Input", "Pipeline",
+           "cast", "select", "min_", "max_", "abs_", "absd", "lookup", "FExpr", "typeof", "UInt",
+           "Int", "Bool"]
 
 
 class HalideError(ValueError):
     """A DSL program that cannot be lowered (one line, naming the function)."""
+
+
+class HalideWarning(ProgramWarning):
+    """A DSL program that lowers but probably not as meant (one line, naming the input or
+    function and what to add); ``ubc`` prints each on stderr once."""
 
 
 def UInt(bits: int) -> IntType:
@@ -565,8 +574,11 @@ class Pipeline:
         it came from (``program.halide = (output Func, sizes)``) so that an app file without
         a reference is cross-checked with real Halide (:func:`compiler.frontend.source.golden`)."""
         sizes = tuple(int(s) for s in sizes)
-        prog = _Lowering(self.output, sizes).lower(name)
+        low = _Lowering(self.output, sizes)
+        prog = low.lower(name)
         prog.halide = (self.output, sizes)
+        for message in low.warnings():
+            warnings.warn(message, HalideWarning, stacklevel=2)
         return prog
 
 
@@ -597,6 +609,7 @@ class _Lowering:
         self.orig: dict = {}                        # (func, stage) -> {var name: Index}
         self.calls: dict = {}                       # func -> [(consumer stage, CallE)]
         self.compute_stage: dict = {}               # func -> (consumer Stage, dim) if at
+        self.direct_reads: dict[str, list[str]] = {}   # input -> reading ops not streamed
 
     # --- graph -------------------------------------------------------------------------
     def expand(self, f: Func, d: _Def) -> FExpr:
@@ -777,6 +790,7 @@ class _Lowering:
         for f in self.order:
             if isinstance(f, Input):
                 prog.add_input(f.name, self.storage[f].extents, f.type)
+                self.direct_reads[f.name] = []
         for f in self.funcs:
             shape = [e for e, keep in zip(self.storage[f].extents, self.kept_dims(f)) if keep]
             prog.add_buffer(f.name, shape, f.value_type(),
@@ -786,6 +800,22 @@ class _Lowering:
                 self.emit(f, prog)
         self.emit(self.out, prog)
         return prog.validate()
+
+    def warnings(self) -> list[str]:
+        """An input read at several places by functions that are not
+        ``stream_to_accelerator()`` copies: every such read is its own IO stream from the
+        global buffer (paper §V-A streams each input once into the array's memories)."""
+        out = []
+        for name, readers in self.direct_reads.items():
+            if len(readers) > 1:
+                dims = len(self.storage[next(f for f in self.order if f.name == name)].extents)
+                v = ", ".join("xyzw"[:dims]) if dims <= 4 else "..."
+                by = ", ".join(dict.fromkeys(readers))
+                out.append(f"input {name}: read at {len(readers)} places by {by} without "
+                           f"stream_to_accelerator(), so each read is its own IO stream; add "
+                           f"hw_{name}[{v}] = {name}[{v}]; hw_{name}.stream_to_accelerator() "
+                           f"and read hw_{name} instead")
+        return out
 
     def level_of(self, f: Func) -> str | None:
         """``store_in``'s level; under ``hw_accelerate``, GLB for the functions computed at
@@ -976,6 +1006,8 @@ class _Lowering:
             op = node.add_op(name)
             for buf, idx in kb.loads:
                 op.add_load(buf, *idx)
+                if not f.streamed and buf in self.direct_reads:
+                    self.direct_reads[buf].append(f.name)
             fix = {n: Index.of(v) for (n, _), v in zip(unrolled, group[-1])}
             op.add_store(f.name, *self.buffer_index(f, [_subst_index(i, fix) for i in store]))
             body = kb.finish(acc, f.value_type())

@@ -17,11 +17,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from ..ir.program import Program
+from ..ir.program import Program, ProgramError, ProgramWarning
 
 
 class AppError(ValueError):
@@ -81,7 +83,7 @@ def _load_json(path: str) -> Program:
                        f"the keys program, buffers and children (ubc schedule --dump writes "
                        f"one as program.json)")
     try:
-        return Program.from_dict(data)
+        return Program.from_dict(data).validate()
     except KeyError as e:
         raise AppError(f"program file {path} is not a Program JSON: missing key {e}") from None
     except (TypeError, AttributeError, ValueError) as e:
@@ -130,7 +132,33 @@ def _build(module: ModuleType, path: str, sizes: dict[str, int]) -> Program:
         raise AppError(f"app file {path}: build() returned {type(program).__name__}, expected "
                        f"a Program (a Halide-style file returns Pipeline(out).lower(name, "
                        f"sizes))")
-    return program
+    try:
+        return program.validate()
+    except ProgramError as e:
+        raise AppError(f"app file {path}: {_line(e)}") from None
+
+
+@contextmanager
+def warnings_once(prog: str):
+    """Inside: every :class:`~compiler.ir.program.ProgramWarning` (e.g. the Halide-style
+    DSL's missing ``stream_to_accelerator()``) is printed on stderr as one line
+    ``<prog>: warning: ...``, each message once however often the app is built; other
+    warnings are shown as usual."""
+    seen: set[str] = set()
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not issubclass(category, ProgramWarning):
+            return shown(message, category, filename, lineno, file, line)
+        text = _line(message)
+        if text not in seen:
+            seen.add(text)
+            print(f"{prog}: warning: {text}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("always", category=ProgramWarning)
+        warnings.showwarning = show
+        yield
 
 
 def app_inputs(source: AppSource, seed: int = 0) -> dict:

@@ -10,6 +10,10 @@ from compiler.frontend.halide_check import (crosscheck, from_hl_buffer, realize_
 from compiler.interp import run
 from compiler.ir import Loop, s16, u16
 
+# These pipelines read their inputs directly on purpose (they test lowering, not the streams
+# the hardware has); the HalideWarning this gives is tested in test_halide_warnings.py.
+pytestmark = pytest.mark.filterwarnings("ignore::compiler.frontend.halide.HalideWarning")
+
 hl = pytest.importorskip("halide")
 RNG = np.random.default_rng(7)
 

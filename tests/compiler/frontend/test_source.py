@@ -91,6 +91,20 @@ BAD_FILES = {
                       "    return Pipeline(f).lower('p', (4,))\n"
                       "def make_inputs(seed=0):\n    return {}\n",
                       "build() raised HalideError: func f: uses loop variable x as a value"),
+    "undeclared.py": ("from compiler.ir import Kernel, Program, u16\n"
+                      "def build():\n    p = Program('p')\n    p.add_output('o', (4,))\n"
+                      "    op = p.add_loop('x', 0, 4).add_op('k')\n"
+                      "    op.add_load('inptu', 'x')\n    op.add_store('o', 'x')\n"
+                      "    op.add_function(Kernel.from_fn('k', lambda a: a + 1, u16))\n"
+                      "    return p\n"
+                      "def make_inputs(seed=0):\n    return {}\n",
+                      "op k: loads undeclared buffer inptu (declare it with add_input, "
+                      "add_output or add_buffer)"),
+    "undeclared.json": ('{"program": "p", "buffers": [], "children": [{"op": "a", "loads": [], '
+                        '"store": {"buffer": "o", "index": ["0"]}, "unit": null, "kernel": '
+                        '{"name": "k", "n_args": 0, "arg_types": [], "nodes": '
+                        '[{"const": 1, "type": "u16"}]}}]}',
+                        "is not a valid Program JSON: op a: stores undeclared buffer o"),
     "notprogram.json": ('{"name": "x"}', "is not a Program JSON: expected an object"),
     "badkey.json": ('{"program": "p", "buffers": [], "children": [{"op": "a"}]}',
                     "is not a Program JSON: missing key 'loads'"),
