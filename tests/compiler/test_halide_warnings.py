@@ -102,11 +102,14 @@ def test_ubc_prints_the_warning_once_on_stderr(stream, tmp_path, capsys):
 
 
 def test_make_sim_prints_the_warning_once(tmp_path, capsys):
+    """``make sim`` is ``ubc sim``; ``python -m sim.main`` says ``sim: warning``."""
     path = tmp_path / "blur3.py"
     path.write_text("STREAM = False\n" + APP)
-    assert sim_main.main(["--level", "pub", "--app", str(path), "--no-rtl"]) == 0
+    assert main(["sim", str(path), "--level", "pub", "--no-rtl"]) == 0
     captured = capsys.readouterr()
-    assert captured.err == f"sim: warning: {MESSAGE}\n" and "blur3: PASS" in captured.out
+    assert captured.err == f"ubc: warning: {MESSAGE}\n" and "blur3: PASS" in captured.out
+    assert sim_main.main([str(path), "--level", "pub", "--no-rtl"]) == 0
+    assert capsys.readouterr().err == f"sim: warning: {MESSAGE}\n"
 
 
 def test_warnings_once_prints_each_program_warning_once():
