@@ -130,6 +130,9 @@ def test_sweep_point_without_arch_takes_the_smallest_fitting_array():
     ("verilog", ".venv/bin/ubgen verilog"),
     ("fpga", ".venv/bin/ubgen fpga")])
 def test_make_targets_call_the_subcommands(target, command):
-    out = subprocess.run(["make", "-n", "-o", ".venv/.installed"] + target.split(), cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout
+    # --no-print-directory: under `make test` this make is a sub-make, which would print
+    # "make[1]: Entering directory ..." before the command
+    out = subprocess.run(["make", "-n", "--no-print-directory", "-o", ".venv/.installed"]
+                         + target.split(), cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
     assert " ".join(out.split()).startswith(command), out
