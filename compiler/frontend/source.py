@@ -301,7 +301,7 @@ def _independent(source: AppSource):
                                f"{_line(e)}") from None
         return "reference", theirs
     if getattr(source.program, "halide", None) is not None:
-        from .halide_check import realize_halide
+        from .halide.check import realize_halide
         out, sizes = source.program.halide
         return "halide", lambda inputs: {out.name: realize_halide(out, inputs, sizes)}
     return "interpreter", None

@@ -5,7 +5,7 @@ import pytest
 
 from compiler.frontend.halide import (Func, HalideError, Input, Pipeline, RDom, Var, absd,
                                       cast, lookup, max_, min_, select)
-from compiler.frontend.halide_check import (crosscheck, from_hl_buffer, realize_halide,
+from compiler.frontend.halide.check import (crosscheck, from_hl_buffer, realize_halide,
                                             to_hl_buffer)
 from compiler.interp import run
 from compiler.ir import Loop, s16, u16

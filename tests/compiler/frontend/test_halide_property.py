@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 
 from compiler.frontend.halide import HalideError, Pipeline
-from compiler.frontend.halide_check import realize_halide
+from compiler.frontend.halide.check import realize_halide
 from compiler.interp import numpy_dtype, run
 
 from .halide_random import Spec, build, pipelines

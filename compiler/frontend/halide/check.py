@@ -17,10 +17,12 @@ from typing import Sequence
 
 import numpy as np
 
-from ..interp import numpy_dtype, run
-from ..ir.types import IntType
-from .halide import (BinE, CallE, CastE, ConstE, FExpr, Func, HalideError, Input, LutE,
-                     Pipeline, RVar, SelE, UnE, Var, typeof)
+from ...interp import numpy_dtype, run
+from ...ir.types import IntType
+from .expr import (BinE, CallE, CastE, ConstE, FExpr, HalideError, LutE, RVar, SelE, UnE, Var,
+                   typeof)
+from .func import Func, Input
+from .lower import Pipeline
 
 __all__ = ["to_halide", "realize_halide", "crosscheck", "to_hl_buffer", "from_hl_buffer"]
 

@@ -21,7 +21,7 @@ from compiler.pipeline import check_result, compile_app
 from ubgen.arch import load_arch
 from ubgen.pe.ops import PEOp
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "apps.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "apps.md"
 HEADING = "### Kernel operations and what they cost"
 TYPES = {"a": ir.u16, "b": ir.u16, "c": ir.u16, "d": ir.u16, "s": ir.s16, "t": ir.s16}
 N = 8            # elements of the one-loop test program
