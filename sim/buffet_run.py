@@ -9,7 +9,7 @@ A *job* is one buffet of an application: the compiler maps the app onto dual-por
 * ``requests``: ``(idx, shrink)`` of every read, from the configuration's affine address
   generator (:func:`ubgen.buffet.spec.requests`: the buffet has none of its own, thesis §6.2);
 * ``expected``: the golden read stream, the words the static dual-port block delivers to its
-  reads from the same writes (:func:`compiler.dp_model.simulate_dp` on the block's encoded
+  reads from the same writes (:func:`compiler.mapping.dp_model.simulate_dp` on the block's encoded
   registers; buffer mapping checks that model against the unified buffer's specification).
 
 :class:`BuffetDriver` is the host side of one job, cycle by cycle, independent of the simulator:
@@ -111,11 +111,12 @@ def app_buffet_jobs(app: str, arch: str = "cgra_dp_16x32", sizes: dict | None = 
                     seed: int = 0, buffers: list[str] | None = None) -> list[BuffetJob]:
     """One job per dual-port block of ``app`` mapped on ``arch``'s dual-port memories (the
     arch's ``[mem] kind`` is taken as ``dp`` whatever it is: the mapping is the same)."""
-    from compiler.dp_model import simulate_dp
+    from compiler.mapping.dp_model import simulate_dp
     from compiler.mapping.buffet import buffet_config
     from compiler.pipeline import compile_app
     from ubgen.arch import load_arch
     from ubgen.buffet.spec import requests
+    from ubgen.controller import iterate
 
     a = load_arch(arch)
     if a.mem.kind != "dp":
@@ -131,9 +132,7 @@ def app_buffet_jobs(app: str, arch: str = "cgra_dp_16x32", sizes: dict | None = 
             continue
         for block in impl.dps:
             cfg = buffet_config(block)
-            wr = block.configs["wr"]
-            from ubgen.controller import iterate
-            times = [t for t, _a in iterate(wr)]
+            times = [t for t, _a in iterate(block.configs["wr"])]
             fills = [rng.randrange(1 << 16) for _ in times]
             run = simulate_dp(block.registers(), block.params, dict(zip(times, fills)))
             expected = [v for _c, v in sorted(run.outputs[0].items())]

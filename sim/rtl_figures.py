@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, help="the JSON result")
     args = ap.parse_args(argv)
     from compiler.pipeline import user_errors
-    from compiler.source import parse_sizes
+    from compiler.frontend.source import parse_sizes
     try:
         sizes = parse_sizes(args.size)
         out = e2e(args.app, args.arch, sizes) if args.kind == "e2e" else buffet(args.app, sizes)

@@ -148,10 +148,10 @@ def _fresh(code: str) -> str:
 
 
 AMARANTH_FREE = [
-    "import compiler.pipeline, compiler.model, compiler.interp, compiler.verify",
+    "import compiler.pipeline, compiler.mapping.pub_model, compiler.interp, compiler.schedule.verify",
     "import compiler.ir, compiler.passes.tree_height, compiler.poly.extract",
     "import compiler.schedule.report, compiler.mapping.map_buffer",
-    "import compiler.backend.build, compiler.backend.model, compiler.backend.kernel_map, "
+    "import compiler.backend.build, compiler.backend.netlist_model, compiler.backend.kernel_map, "
     "compiler.backend.netlist, compiler.backend.glb, compiler.backend.bundle",
     "import compiler.backend.pnr, compiler.backend.place, compiler.backend.route, "
     "compiler.backend.bitstream, compiler.backend.check, compiler.backend.pad, compiler.cli, "
@@ -160,7 +160,7 @@ AMARANTH_FREE = [
     "ubgen.mem.spec, ubgen.io.spec, ubgen.glb.spec, ubgen.interconnect, ubgen.array, "
     "ubgen.array.layout\nfrom ubgen.array.graph import routing_graph, full_regmap\n"
     "routing_graph('cgra_4x4'); full_regmap('cgra_4x4')",
-    "import ubgen.mem.dp_spec, ubgen.buffet, ubgen.buffet.spec, compiler.dp_model, "
+    "import ubgen.mem.dp_spec, ubgen.buffet, ubgen.buffet.spec, compiler.mapping.dp_model, "
     "compiler.mapping.buffet, compiler.backend.pe_controllers, compiler.backend.dp_build\n"
     "from ubgen.array.graph import full_regmap\nfull_regmap('cgra_dppe_4x8')",
 ]

@@ -44,7 +44,7 @@ def cmd_map(args) -> int:
     from ubgen.arch import load_arch
     from ..mapping.report import backend_arch, map_report
     from ..pipeline import backend_figures, compile_app
-    from ..source import parse_sizes
+    from ..frontend.source import parse_sizes
     if args.threshold < 0:
         raise ValueError(f"--threshold must be non-negative, got {args.threshold}")
     arch = load_arch(args.arch)

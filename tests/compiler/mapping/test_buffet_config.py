@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from compiler.dp_model import simulate_dp
+from compiler.mapping.dp_model import simulate_dp
 from compiler.mapping.buffet import buffet_config, buffet_configs
 from compiler.mapping.common import MappingError
 from compiler.pipeline import compile_app

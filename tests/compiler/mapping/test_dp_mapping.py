@@ -13,7 +13,7 @@ from compiler.ir.ubimpl import DPBlock
 from compiler.mapping.common import Affine, MappingError
 from compiler.mapping.dp_block import late_reads
 from compiler.mapping.vectorize import WordStream
-from compiler.model import check_buffer
+from compiler.mapping.pub_model import check_buffer
 from compiler.pipeline import compile_app
 from ubgen.arch import load_arch
 from ubgen.controller import AffineMap, ControllerConfig
