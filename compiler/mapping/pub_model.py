@@ -28,7 +28,7 @@ from ubgen.controller import ControllerLayout
 from ubgen.mem.spec import RF_ENABLE, rf_ports
 from ubgen.pub import pub_layouts
 
-from ..ir.ubimpl import UBImpl
+from ..ir.ubimpl import DPBlock, UBImpl
 from ..ir.ubuf import UnifiedBuffer
 from .common import port_time
 from .registers import RFTile, pack_register_files, rf_tile_registers
@@ -254,7 +254,6 @@ def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]],
     :func:`~compiler.mapping.registers.pack_register_files` places them in, its dual-port
     SRAMs on :func:`compiler.mapping.dp_model.simulate_dp`."""
     from .dp_model import simulate_dp
-    from .ir.ubimpl import DPBlock
     mem = mem or MemParams()
     streams: dict[str, dict] = dict(inputs)
     conflicts: dict[str, list[int]] = {}
