@@ -77,6 +77,14 @@ class _Node:
     def out(self, port: str) -> list | None:
         return self.sim.hist.get((self.name, port))
 
+    def emit(self, c: int, data, valid: int) -> None:
+        """A memory tile's ``data_out0``/``valid_out0`` of cycle ``c`` (when connected)."""
+        h, hv = self.out("data_out0"), self.out("valid_out0")
+        if h is not None:
+            h[c] = data
+        if hv is not None:
+            hv[c] = valid
+
     def prepare(self) -> None:
         """Called once the edges are known."""
 
@@ -209,16 +217,11 @@ class _DP(_Node):
         self.tile = DPTile(self.cfg, sim.arch.dpbuf)
 
     def outputs(self, c):
-        h, hv = self.out("data_out0"), self.out("valid_out0")
         o = self.tile.output(c)
         if self.tile.chain_en and not (o is not None and o[1]):
-            data, valid = self.inp("chain_in0", c), self.inp("chain_valid_in0", c)
+            self.emit(c, self.inp("chain_in0", c), self.inp("chain_valid_in0", c))
         else:
-            data, valid = (o[0], 1) if o is not None else (None, 0)
-        if h is not None:
-            h[c] = data
-        if hv is not None:
-            hv[c] = valid
+            self.emit(c, *((o[0], 1) if o is not None else (None, 0)))
 
     def end(self, c):
         self.tile.commit(c, self.inp("data_in0", c))
@@ -233,11 +236,7 @@ class _DPRAM(_Node):
         self.word, self.valid = None, 0
 
     def outputs(self, c):
-        h, hv = self.out("data_out0"), self.out("valid_out0")
-        if h is not None:
-            h[c] = self.word
-        if hv is not None:
-            hv[c] = self.valid
+        self.emit(c, self.word, self.valid)
 
     def end(self, c):
         self.word, self.valid = self.ram.step(*(self.inp(p, c) for p in (
@@ -252,11 +251,7 @@ class _ROM(_Node):
         self.valid = 0
 
     def outputs(self, c):
-        h, hv = self.out("data_out0"), self.out("valid_out0")
-        if h is not None:
-            h[c] = self.word
-        if hv is not None:
-            hv[c] = self.valid
+        self.emit(c, self.word, self.valid)
 
     def end(self, c):
         i = self.inp("data_in0", c)

@@ -57,24 +57,7 @@ class PUBBlock:
 
     def registers(self, params: PUBParams) -> list[dict[str, int]]:
         """Register values of every tile (one dict per tile, register-map names)."""
-        layouts = pub_layouts(params)
-        base: dict[str, int] = {"mode": 0, "chain_en": int(self.tiles > 1)}
-        for name, layout in layouts.items():
-            cfg = self.configs.get(name, ControllerConfig.disabled())
-            try:
-                base.update(encode_controller(cfg, layout))
-            except EncodeError as e:
-                raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
-        rm = pub_regmap(params)
-        out = []
-        for t in range(self.tiles):
-            regs = dict(base, tile_id=t)
-            try:
-                rm.writes(regs)
-            except ValueError as e:
-                raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
-            out.append(regs)
-        return out
+        return _tile_registers(self, pub_layouts(params), pub_regmap(params), {"mode": 0})
 
     def to_dict(self) -> dict:
         return {"name": self.name, "inputs": self.inputs, "outputs": self.outputs,
@@ -104,29 +87,36 @@ class DPBlock:
 
     def registers(self) -> list[dict[str, int]]:
         """Register values of every tile of the DP-SRAM + AG (``ubgen.mem.dp_spec``)."""
-        base: dict[str, int] = {"chain_en": int(self.tiles > 1)}
-        for name, layout in dpbuf_layouts(self.params).items():
-            try:
-                base.update(encode_controller(self.configs.get(
-                    name, ControllerConfig.disabled()), layout))
-            except EncodeError as e:
-                raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
-        rm = dpbuf_regmap(self.params)
-        out = []
-        for t in range(self.tiles):
-            regs = dict(base, tile_id=t)
-            try:
-                rm.writes(regs)
-            except ValueError as e:
-                raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
-            out.append(regs)
-        return out
+        return _tile_registers(self, dpbuf_layouts(self.params), dpbuf_regmap(self.params), {})
 
     def to_dict(self) -> dict:
         return {"name": self.name, "inputs": self.inputs, "outputs": self.outputs,
                 "tiles": self.tiles, "capacity_words": self.capacity_words,
                 "sram_words": self.sram_words,
                 "configs": {k: _config_dict(v) for k, v in self.configs.items() if v.extents}}
+
+
+def _tile_registers(block, layouts: dict, regmap, base: dict[str, int]) -> list[dict[str, int]]:
+    """Register values of every tile of a memory ``block`` (a :class:`PUBBlock` or
+    :class:`DPBlock`): each controller of ``layouts`` encoded by ``encode_controller`` (absent:
+    disabled), chaining on when the block has several tiles, ``tile_id`` per tile, every value
+    checked against ``regmap``. Raises :class:`RegisterWidthError` naming the buffer."""
+    base = dict(base, chain_en=int(block.tiles > 1))
+    for name, layout in layouts.items():
+        try:
+            base.update(encode_controller(block.configs.get(name, ControllerConfig.disabled()),
+                                          layout))
+        except EncodeError as e:
+            raise RegisterWidthError(f"buffer {block.buffer}: {e}") from None
+    out = []
+    for t in range(block.tiles):
+        regs = dict(base, tile_id=t)
+        try:
+            regmap.writes(regs)
+        except ValueError as e:
+            raise RegisterWidthError(f"buffer {block.buffer}: {e}") from None
+        out.append(regs)
+    return out
 
 
 def _config_dict(c: ControllerConfig) -> dict:

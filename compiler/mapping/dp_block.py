@@ -28,7 +28,7 @@ from ubgen.controller import AffineMap, ControllerConfig
 
 from ..ir.ubimpl import DPBlock, RegisterWidthError
 from ..ir.ubuf import UnifiedBuffer
-from .common import MappingError, port_stream
+from .common import MappingError
 from .vectorize import WordStream, enumerate_affine
 
 __all__ = ["build_dp", "late_reads", "DP_READ_LATENCY"]
@@ -90,22 +90,13 @@ def build_dp(bank: UnifiedBuffer, dp: DPBufParams, buffer: str) -> DPBlock:
     """Linearize, chain and configure one memory block on a dual-port SRAM (module docstring).
     Raises a one-line :class:`MappingError` naming the buffer for a block the dual-port SRAM
     cannot hold: more than one writer or reader, or a read its write does not reach in time."""
-    from .map_buffer import _tile_versioned, block_layout
+    from .map_buffer import layout_candidates
     for ports, what in ((bank.inputs, "writers"), (bank.outputs, "readers")):
         if len(ports) != 1:
             raise MappingError(f"buffer {buffer}: memory {bank.name} has {len(ports)} {what} "
                                f"({', '.join(p.name for p in ports)}); a dual-port SRAM has one "
                                f"write and one read port")
-    ins, outs = [port_stream(bank.inputs[0])], [port_stream(bank.outputs[0])]
-    vins, vouts = _tile_versioned(ins, outs, 1)
-    params = _layout_params(dp)
-    cands, errors = [], []
-    for i, o in ([(vins, vouts)] if vins is not ins else []) + [(ins, outs)]:
-        try:
-            cands.append(block_layout(i, o, params, buffer))
-        except MappingError as e:
-            errors.append(e)
-    cands.sort(key=lambda c: c.chain.tiles)
+    cands, errors = layout_candidates(bank, _layout_params(dp), buffer)
     for c in cands:
         wrap = dp.sram_depth if c.chain.tiles == 1 else 1 << (dp.sram_addr_width + dp.chain_bits)
         w, r = c.words

@@ -135,16 +135,10 @@ def block_layout(ins: list[Stream], outs: list[Stream], pub: PUBParams, buffer: 
     return BlockLayout(words, len(ins), chain, circ, max_addr)
 
 
-def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
-    """Linearize, chain and vectorize one memory block (one PUB or one chain of PUBs).
-
-    A tile loop that rewrites the same addresses can be an extra address dimension
-    (:func:`_tile_versioned`), which lets the writes advance and the block be circular
-    (brighten_blur's 16 tiles in one line buffer); when it needs more chained tiles than the
-    plain layout (resnet 16/16's ``in_mem``: the versions double a block that is live as a
-    whole), the plain layout is used. Each layout is valid on its own: the value flow is the
-    unified buffer's (a double-buffered buffer carries its storage copy as an index), and
-    :func:`.vectorize.late_reads` proves no word is overwritten before its fetch."""
+def layout_candidates(bank: UnifiedBuffer, pub: PUBParams, buffer: str
+                      ) -> tuple[list[BlockLayout], list[MappingError]]:
+    """The linear layouts of a memory block to try, fewest chained tiles first (the
+    tile-versioned one on a tie, :func:`build_pub`), and the errors of those that failed."""
     ins = [port_stream(p) for p in bank.inputs]
     outs = [port_stream(p) for p in bank.outputs]
     vins, vouts = _tile_versioned(ins, outs, pub.fetch_width)
@@ -155,6 +149,20 @@ def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
         except MappingError as e:
             errors.append(e)
     cands.sort(key=lambda c: c.chain.tiles)            # stable: the versioned layout on a tie
+    return cands, errors
+
+
+def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
+    """Linearize, chain and vectorize one memory block (one PUB or one chain of PUBs).
+
+    A tile loop that rewrites the same addresses can be an extra address dimension
+    (:func:`_tile_versioned`), which lets the writes advance and the block be circular
+    (brighten_blur's 16 tiles in one line buffer); when it needs more chained tiles than the
+    plain layout (resnet 16/16's ``in_mem``: the versions double a block that is live as a
+    whole), the plain layout is used. Each layout is valid on its own: the value flow is the
+    unified buffer's (a double-buffered buffer carries its storage copy as an index), and
+    :func:`.vectorize.late_reads` proves no word is overwritten before its fetch."""
+    cands, errors = layout_candidates(bank, pub, buffer)
     for c in cands:
         wrap = (pub.sram_depth if c.chain.tiles == 1
                 else 1 << (pub.sram_addr_width + pub.chain_bits))

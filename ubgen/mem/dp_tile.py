@@ -26,21 +26,23 @@ from .dp_spec import dp_ports, dpram_ports, dpram_regmap, dpbuf_regmap
 __all__ = ["DPCore", "DPRAMCore", "mem_core"]
 
 
-def _members(ports: dict, addr_width: int) -> dict:
-    members = {"cfg": In(config_bus_signature(addr_width)), "run": In(1), "stall": In(1)}
-    for name, (direction, width) in ports.items():
-        members[f"{direction}_{name}"] = (In if direction == "in" else wiring.Out)(width)
-    return members
+class _DualPortCore(wiring.Component):
+    """A dual-port MEM core: routed ``PORTS``, its ``regmap`` on the core's config port."""
+
+    def __init__(self, arch: Arch, ports: dict, regmap):
+        self.params, self.PORTS, self.regmap = arch.dpbuf, ports, regmap
+        members = {"cfg": In(config_bus_signature(regmap.addr_width)), "run": In(1),
+                   "stall": In(1)}
+        for name, (direction, width) in ports.items():
+            members[f"{direction}_{name}"] = (In if direction == "in" else wiring.Out)(width)
+        super().__init__(members)
 
 
-class DPCore(wiring.Component):
+class DPCore(_DualPortCore):
     """The DP-SRAM + AG MEM tile core (``[mem] kind = "dp"``)."""
 
     def __init__(self, arch: Arch):
-        self.params = arch.dpbuf
-        self.PORTS = dp_ports(arch.dpbuf)
-        self.regmap = dpbuf_regmap(arch.dpbuf)
-        super().__init__(_members(self.PORTS, self.regmap.addr_width))
+        super().__init__(arch, dp_ports(arch.dpbuf), dpbuf_regmap(arch.dpbuf))
 
     def elaborate(self, platform):
         m = Module()
@@ -56,14 +58,11 @@ class DPCore(wiring.Component):
         return m
 
 
-class DPRAMCore(wiring.Component):
+class DPRAMCore(_DualPortCore):
     """The plain dual-port SRAM MEM tile core (``[mem] kind = "dp-pe"``; module docstring)."""
 
     def __init__(self, arch: Arch):
-        self.params = arch.dpbuf
-        self.PORTS = dpram_ports(arch.dpbuf)
-        self.regmap = dpram_regmap(arch.dpbuf)
-        super().__init__(_members(self.PORTS, self.regmap.addr_width))
+        super().__init__(arch, dpram_ports(arch.dpbuf), dpram_regmap(arch.dpbuf))
 
     def elaborate(self, platform):
         m = Module()
