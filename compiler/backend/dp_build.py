@@ -69,7 +69,7 @@ def add_dp_block(builder, B: str, block: DPBlock, base: str) -> None:
 
 
 def _synthesize(block: DPBlock, port: str, name: str, B: str):
-    what = f"{B}: {block.name} {'write' if port == 'wr' else 'read'} controller"
+    what = f"memory {block.name} {'write' if port == 'wr' else 'read'} controller"
     try:
         return synthesize(block.configs[port], name, what)
     except PEControllerError as e:

@@ -109,6 +109,20 @@ def test_streams_the_pes_cannot_express():
         synthesize(many, "c")
 
 
+@pytest.mark.parametrize("sizes, why", [
+    (dict(width=1100, height=4), "needs 3 chained dual-port SRAMs"),
+    (dict(width=256, height=256), "16-bit schedule generator")])
+def test_buffers_the_pe_controllers_cannot_hold(sizes, why):
+    """A delay line longer than one SRAM, and a stream past the 16-bit cycle range: one line
+    naming the buffer and the reason."""
+    from compiler.backend.netlist import NetlistError
+    with pytest.raises(NetlistError) as e:
+        compile_app("gaussian", "cgra_dppe_16x32", sizes, until="netlist")
+    msg = str(e.value)
+    assert msg.startswith("buffer hw_input: memory hw_input_d") and why in msg
+    assert "\n" not in msg
+
+
 def test_dp_pe_netlist_model_and_negative_control():
     r = compile_app("gaussian", "cgra_dppe_16x32", dict(width=32, height=12), until="netlist")
     net = r.netlist
