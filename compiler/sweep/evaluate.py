@@ -119,14 +119,25 @@ def plan() -> dict[str, Task]:
             tasks[f"fig7.5 {app} {v}"] = Task(app, dict({k: v for k in keys}, arch=DEFAULT_ARCH))
     for label, (app, params) in TABLE_POINTS.items():
         tasks[f"table {label}"] = Task(app, dict(params, arch=DEFAULT_ARCH), PNR_STAGES)
-    for label in TABLE_POINTS:
-        app, params = TABLE_POINTS[label]
-        for b in BACKEND_POINTS:
-            tasks[f"backend {b} {label}"] = Task(app, dict(params, arch=DEFAULT_ARCH, backend=b),
-                                                 ("schedule", "map"))
+    tasks.update(backend_plan(DEFAULT_ARCH))
     order = ["resnet", "gemm", "harris"]
     return dict(sorted(tasks.items(), key=lambda kv: next(
         (i for i, a in enumerate(order) if kv[1].app == a), len(order))))
+
+
+def backend_plan(arch: str | None) -> dict[str, Task]:
+    """The points mapped onto the other memory backends: ``dp`` and ``rv`` for Tables 7.3 and
+    7.4, ``dp-pe`` (its controller PEs) for Table 7.5's apps; ``arch`` None: the points'
+    own (the tests' small points)."""
+    tasks = {}
+    for label, (app, params) in TABLE_POINTS.items():
+        for b in BACKEND_POINTS:
+            wanted = label in TABLE_7_3 if b != "dp-pe" else (
+                label.split()[0] in THESIS_7_5 and label != "resnet")
+            if wanted:
+                tasks[f"backend {b} {label}"] = Task(app, dict(params, backend=b, **(
+                    {"arch": arch} if arch else {})), ("schedule", "map"))
+    return tasks
 
 
 # ---- the area comparison (bench/area.py, one task) --------------------------------------------

@@ -54,8 +54,5 @@ def _small_plan():
         tasks[f"fig7.5 gaussian {v}"] = ev.Task("gaussian", dict(width=16, height=12, unroll=v))
     for label, (app, params) in SMALL.items():
         tasks[f"table {label}"] = ev.Task(app, dict(params), ev.PNR_STAGES)
-    for label, (app, params) in SMALL.items():
-        for b in ev.BACKEND_POINTS:
-            tasks[f"backend {b} {label}"] = ev.Task(app, dict(params, backend=b),
-                                                    ("schedule", "map"))
+    tasks.update(ev.backend_plan(None))
     return tasks
