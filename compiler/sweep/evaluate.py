@@ -485,10 +485,10 @@ def table_backends(rtl: dict) -> list[str]:
                          "" if r.get("passed") else "; ".join(r.get("failures") or [])])
     for label in TABLE_7_3:
         r = rtl.get(f"buffet {label}") or {}
+        state = ("not run" if not r else "every buffet passed" if r.get("passed") else
+                 r.get("error", "failed"))
         rows.append(["rv (buffet)", label, "block level", r.get("buffets", "—"), "—", "—",
-                     r.get("cycles", "—"), "no (block level: " + (
-                         "every buffet passed" if r.get("passed") else
-                         r.get("error", "failed")) + ")", ""])
+                     r.get("cycles", "—"), f"no (block level: {state})", ""])
     return (["## The memory backends end to end", "",
              "The runs behind Table 7.4 (`sim.rtl_figures`; docs/backends.md): each app "
              "compiled for the backend's MEM tile, placed, routed and run on the backend's "

@@ -56,3 +56,15 @@ def _small_plan():
         tasks[f"table {label}"] = ev.Task(app, dict(params), ev.PNR_STAGES)
     tasks.update(ev.backend_plan(None))
     return tasks
+
+
+def test_backends_table_tells_not_run_from_failed():
+    """A run missing from the cache reads 'not run'; a failed or refused one says so."""
+    rtl = {"buffet gaussian": {"app": "gaussian", "buffets": 2, "passed": False, "cycles": 9},
+           "buffet harris": {"error": "map: buffer x: refused"},
+           "buffet upsample": {"app": "upsample", "buffets": 1, "passed": True, "cycles": 7}}
+    rows = {r.split(" | ")[1]: r for r in ev.table_backends(rtl) if r.startswith("| rv")}
+    assert "block level: not run" in rows["resnet 8x8 block"]
+    assert "block level: failed" in rows["gaussian"]
+    assert "block level: map: buffer x: refused" in rows["harris"]
+    assert "block level: every buffet passed" in rows["upsample"]
