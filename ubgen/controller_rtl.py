@@ -18,10 +18,15 @@ class Controller(wiring.Component):
     Ports:
       ``restart``  while high, the state returns to the first fire (used while not running);
       ``tick``     the unstalled-cycle counter advances this cycle (run and not stall);
-      ``cycle``    the unstalled-cycle counter;
-      ``fire``     the stream fires this cycle (``tick`` and scheduled time reached);
+      ``cycle``    the unstalled-cycle counter (timed layouts only);
+      ``trigger``  untimed layouts only (``layout.timed`` False, no schedule generator): the
+                   block's request to fire this cycle;
+      ``fire``     the stream fires this cycle: ``tick``, not done, and the scheduled time
+                   reached (timed) or ``trigger`` (untimed);
       ``done``     the iteration domain is exhausted;
-      ``addr``     one output per address generator: the address of the current (or next) fire.
+      ``last0``    level 0 is at its last iteration (the current fire ends a level-0 loop);
+      ``addr``     one output per registered address generator (``layout.registered``): the
+                   address of the current (or next) fire.
     Configuration inputs use the register names of :meth:`ControllerLayout.add_registers`
     without the controller prefix: ``dim``, ``extent_m1`` (array), ``cycle_start``,
     ``cycle_delta`` (array), ``<ag>_start``, ``<ag>_delta`` (array).
@@ -31,14 +36,17 @@ class Controller(wiring.Component):
         self.layout = layout
         p = layout.params
         members = {
-            "restart": In(1), "tick": In(1), "cycle": In(p.cycle_width),
-            "fire": Out(1), "done": Out(1),
+            "restart": In(1), "tick": In(1),
+            "fire": Out(1), "done": Out(1), "last0": Out(1),
             "dim": In(range(p.max_dims + 1)),
             "extent_m1": In(p.extent_width).array(p.max_dims),
-            "cycle_start": In(p.cycle_width),
-            "cycle_delta": In(p.cycle_width).array(p.max_dims),
         }
-        for ag, w in layout.addr_widths.items():
+        if layout.timed:
+            members.update({"cycle": In(p.cycle_width), "cycle_start": In(p.cycle_width),
+                            "cycle_delta": In(p.cycle_width).array(p.max_dims)})
+        else:
+            members["trigger"] = In(1)
+        for ag, w in layout.registered.items():
             members[f"{ag}_start"] = In(w)
             members[f"{ag}_delta"] = In(w).array(p.max_dims)
             members[f"{ag}_addr"] = Out(w)
@@ -51,13 +59,13 @@ class Controller(wiring.Component):
         """Drive this controller's configuration inputs from a register file's fields."""
         p, n = self.layout.params, self.layout.name
         m.d.comb += self.dim.eq(fields[f"{n}_dim"])
-        m.d.comb += self.cycle_start.eq(fields[f"{n}_cycle_start"])
         for d in range(p.max_dims):
-            m.d.comb += [
-                self.extent_m1[d].eq(fields[f"{n}_extent_m1_{d}"]),
-                self.cycle_delta[d].eq(fields[f"{n}_cycle_delta_{d}"]),
-            ]
-        for ag in self.layout.addr_widths:
+            m.d.comb += self.extent_m1[d].eq(fields[f"{n}_extent_m1_{d}"])
+        if self.layout.timed:
+            m.d.comb += self.cycle_start.eq(fields[f"{n}_cycle_start"])
+            for d in range(p.max_dims):
+                m.d.comb += self.cycle_delta[d].eq(fields[f"{n}_cycle_delta_{d}"])
+        for ag in self.layout.registered:
             m.d.comb += getattr(self, f"{ag}_start").eq(fields[f"{n}_{ag}_start"])
             for d in range(p.max_dims):
                 m.d.comb += getattr(self, f"{ag}_delta")[d].eq(fields[f"{n}_{ag}_delta_{d}"])
@@ -68,9 +76,8 @@ class Controller(wiring.Component):
         D = p.max_dims
 
         count = Array(Signal(p.extent_width, name=f"count_{d}") for d in range(D))
-        time = Signal(p.cycle_width)
         done = Signal(init=1)
-        addrs = {ag: getattr(self, f"{ag}_addr") for ag in self.layout.addr_widths}
+        addrs = {ag: getattr(self, f"{ag}_addr") for ag in self.layout.registered}
 
         # at_last[d]: level d is at its last value (or inactive, d >= dim).
         at_last = Signal(D)
@@ -81,9 +88,15 @@ class Controller(wiring.Component):
         m.d.comb += step.eq(~at_last & (at_last + 1))
         exhausted = at_last.all()
 
+        if self.layout.timed:
+            time = Signal(p.cycle_width)
+            due = time == self.cycle
+        else:
+            due = self.trigger
         m.d.comb += [
-            self.fire.eq(self.tick & ~done & (time == self.cycle)),
+            self.fire.eq(self.tick & ~done & due),
             self.done.eq(done),
+            self.last0.eq(at_last[0]),
         ]
 
         def select(deltas, width):
@@ -94,7 +107,9 @@ class Controller(wiring.Component):
             return sel
 
         with m.If(self.restart):
-            m.d.sync += [time.eq(self.cycle_start), done.eq(self.dim == 0)]
+            m.d.sync += done.eq(self.dim == 0)
+            if self.layout.timed:
+                m.d.sync += time.eq(self.cycle_start)
             for d in range(D):
                 m.d.sync += count[d].eq(self.extent_m1[d])
             for ag, a in addrs.items():
@@ -108,7 +123,8 @@ class Controller(wiring.Component):
                         m.d.sync += count[d].eq(count[d] - 1)
                     with m.Elif(step[d + 1:].any() if d + 1 < D else 0):
                         m.d.sync += count[d].eq(self.extent_m1[d])
-                m.d.sync += time.eq(time + select(self.cycle_delta, p.cycle_width))
+                if self.layout.timed:
+                    m.d.sync += time.eq(time + select(self.cycle_delta, p.cycle_width))
                 for ag, a in addrs.items():
                     m.d.sync += a.eq(a + select(getattr(self, f"{ag}_delta"), len(a)))
         return m

@@ -34,7 +34,8 @@ DPBUF_STATUS = ("cycle_count",)
 def dpbuf_layouts(params: DPBufParams) -> dict[str, ControllerLayout]:
     """The write and read controllers, each with one address generator ``addr``."""
     width = params.sram_addr_width + params.chain_bits
-    return {n: ControllerLayout(n, {"addr": width}, params.controller) for n in ("wr", "rd")}
+    return {n: ControllerLayout(n, {"addr": width}, params.controller.for_kind(n))
+            for n in ("wr", "rd")}
 
 
 def dpbuf_regmap(params: DPBufParams) -> RegisterMap:

@@ -125,15 +125,16 @@ def connect_config(m: Module, block, cfg: BlockConfig) -> None:
 def add_controllers(m: Module, layouts: dict, fields: dict, counter: CycleCounter,
                     enable=1) -> tuple[dict, dict]:
     """Instantiate one :class:`~ubgen.controller_rtl.Controller` per layout, configured from
-    ``fields`` and timed by ``counter``. Returns ``(controllers, fires)``; a fire counts only
-    while ``enable`` is high."""
+    ``fields`` and timed by ``counter`` (an untimed layout's ``trigger`` is the caller's to
+    drive). Returns ``(controllers, fires)``; a fire counts only while ``enable`` is high."""
     ctl, fire = {}, {}
     for name, layout in layouts.items():
         c = ctl[name] = Controller(layout)
         m.submodules[name] = c
         c.connect_registers(m, fields)
-        m.d.comb += [c.restart.eq(counter.restart), c.tick.eq(counter.tick),
-                     c.cycle.eq(counter.count)]
+        m.d.comb += [c.restart.eq(counter.restart), c.tick.eq(counter.tick)]
+        if layout.timed:
+            m.d.comb += c.cycle.eq(counter.count)
         fire[name] = Signal(name=f"{name}_fire_en")
         m.d.comb += fire[name].eq(c.fire & enable)
     return ctl, fire

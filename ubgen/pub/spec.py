@@ -18,15 +18,18 @@ def pub_layouts(params: PUBParams) -> dict[str, ControllerLayout]:
     c = params.controller
     out = {}
     for p in range(params.input_ports):
-        out[f"in2agg_{p}"] = ControllerLayout(f"in2agg_{p}", {"agg": _clog2(params.agg_words)}, c)
+        out[f"in2agg_{p}"] = ControllerLayout(f"in2agg_{p}", {"agg": _clog2(params.agg_words)},
+                                              c.for_kind("in2agg"))
     for p in range(params.input_ports):
         out[f"agg2sram_{p}"] = ControllerLayout(
-            f"agg2sram_{p}", {"agg": _clog2(params.agg_depth), "sram": sram}, c)
+            f"agg2sram_{p}", {"agg": _clog2(params.agg_depth), "sram": sram},
+            c.for_kind("agg2sram"))
     for q in range(params.output_ports):
         out[f"sram2tb_{q}"] = ControllerLayout(
-            f"sram2tb_{q}", {"sram": sram, "tb": _clog2(params.tb_depth)}, c)
+            f"sram2tb_{q}", {"sram": sram, "tb": _clog2(params.tb_depth)}, c.for_kind("sram2tb"))
     for q in range(params.output_ports):
-        out[f"tb2out_{q}"] = ControllerLayout(f"tb2out_{q}", {"tb": _clog2(params.tb_words)}, c)
+        out[f"tb2out_{q}"] = ControllerLayout(f"tb2out_{q}", {"tb": _clog2(params.tb_words)},
+                                              c.for_kind("tb2out"))
     return out
 
 
