@@ -18,7 +18,6 @@ class Controller(wiring.Component):
     Ports:
       ``restart``  while high, the state returns to the first fire (used while not running);
       ``tick``     the unstalled-cycle counter advances this cycle (run and not stall);
-      ``cycle``    the unstalled-cycle counter (timed layouts only);
       ``trigger``  untimed layouts only (``layout.timed`` False, no schedule generator): the
                    block's request to fire this cycle;
       ``fire``     the stream fires this cycle: ``tick``, not done, and the scheduled time
@@ -30,6 +29,13 @@ class Controller(wiring.Component):
     Configuration inputs use the register names of :meth:`ControllerLayout.add_registers`
     without the controller prefix: ``dim``, ``extent_m1`` (array), ``cycle_start``,
     ``cycle_delta`` (array), ``<ag>_start``, ``<ag>_delta`` (array).
+
+    The schedule generator counts down instead of comparing with the block's cycle counter: a
+    register holds the unstalled cycles left until the next fire (``cycle_start`` on restart,
+    ``cycle_delta[L] - 1`` after a fire, minus one on every other unstalled cycle) and the
+    controller fires when it is 0 (docs/controllers.md "Hardware behaviour"): one decrementer
+    and a zero test instead of an adder and a comparator. The fires are those of the affine
+    schedule, so no register means anything else.
     """
 
     def __init__(self, layout: ControllerLayout):
@@ -42,7 +48,7 @@ class Controller(wiring.Component):
             "extent_m1": In(p.extent_width).array(p.max_dims),
         }
         if layout.timed:
-            members.update({"cycle": In(p.cycle_width), "cycle_start": In(p.cycle_width),
+            members.update({"cycle_start": In(p.cycle_width),
                             "cycle_delta": In(p.cycle_width).array(p.max_dims)})
         else:
             members["trigger"] = In(1)
@@ -89,8 +95,9 @@ class Controller(wiring.Component):
         exhausted = at_last.all()
 
         if self.layout.timed:
-            time = Signal(p.cycle_width)
-            due = time == self.cycle
+            # cycles until the next fire, counted down on every unstalled cycle
+            wait = Signal(p.cycle_width)
+            due = wait == 0
         else:
             due = self.trigger
         m.d.comb += [
@@ -109,11 +116,14 @@ class Controller(wiring.Component):
         with m.If(self.restart):
             m.d.sync += done.eq(self.dim == 0)
             if self.layout.timed:
-                m.d.sync += time.eq(self.cycle_start)
+                m.d.sync += wait.eq(self.cycle_start)
             for d in range(D):
                 m.d.sync += count[d].eq(self.extent_m1[d])
             for ag, a in addrs.items():
                 m.d.sync += a.eq(getattr(self, f"{ag}_start"))
+        if self.layout.timed:
+            with m.Elif(self.tick & ~self.fire):
+                m.d.sync += wait.eq(wait - 1)
         with m.Elif(self.fire):
             with m.If(exhausted):
                 m.d.sync += done.eq(1)
@@ -124,7 +134,7 @@ class Controller(wiring.Component):
                     with m.Elif(step[d + 1:].any() if d + 1 < D else 0):
                         m.d.sync += count[d].eq(self.extent_m1[d])
                 if self.layout.timed:
-                    m.d.sync += time.eq(time + select(self.cycle_delta, p.cycle_width))
+                    m.d.sync += wait.eq(select(self.cycle_delta, p.cycle_width) - 1)
                 for ag, a in addrs.items():
                     m.d.sync += a.eq(a + select(getattr(self, f"{ag}_delta"), len(a)))
         return m

@@ -38,7 +38,6 @@ def simulate(cfg: ControllerConfig, layout=LAYOUT, stall_every=0):
         while cycle < horizon:
             stalled = stall_every and wall % stall_every == stall_every - 1
             ctx.set(dut.tick, 0 if stalled else 1)
-            ctx.set(dut.cycle, cycle)
             if ctx.get(dut.fire):
                 assert not stalled
                 fires.append((cycle, {ag: ctx.get(dut.addr(ag)) for ag in layout.addr_widths}))
