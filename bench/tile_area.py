@@ -34,6 +34,7 @@ from ubgen.areas import DATA, fingerprint  # noqa: E402
 OUT = ROOT / "build" / "bench" / "tiles"
 CONFIG = ("ConfigRegisters", "BlockConfig")
 STATUS = {"error", "cycle_count", "rf_error"}     # read-only registers: not configuration
+KINDS = ("pe", "mem", "io")
 ROWS = ("switch boxes", "connection boxes", "interconnect configuration",
         "core configuration", "core logic", "top-level glue (whole - parts)")
 
@@ -83,7 +84,7 @@ def measure_tile(arch, kind: str) -> dict:
 def measure_arch(arch) -> dict:
     k, a = arch.area.um2_per_transistor, arch.area
     tiles = {}
-    for kind in ("pe", "mem", "io"):
+    for kind in KINDS:
         print(f"[tile_area] {arch.name}: synthesizing the {kind} tile ...", flush=True)
         t = measure_tile(arch, kind)
         sram = a.sp_512x64_um2 * (arch.pub.sram_depth * arch.pub.fetch_width) / 2048 \
@@ -108,26 +109,30 @@ def measure(names: list[str]) -> dict:
             "entries": list(entries.values())}
 
 
+def table_rows(e: dict) -> list[tuple[str, list[str]]]:
+    """(label, one cell per tile kind) of one measured entry: um2 per part, then the totals and
+    the configuration."""
+    k, tiles = e["um2_per_transistor"], [e["tiles"][kind] for kind in KINDS]
+    rows = [(row, [f"{t['rows'][row] * k:.0f}" for t in tiles]) for row in ROWS]
+    for label, key in (("logic (whole tile, flattened)", "logic_um2"),
+                       ("SRAM macro (modelled)", "sram_um2"), ("tile total", "total_um2"),
+                       ("configuration bits", "config_bits"),
+                       ("configuration words", "config_words")):
+        rows.append((label, [f"{t[key]:.0f}" for t in tiles]))
+    return rows
+
+
 def format_tiles(data: dict) -> str:
     lines = []
     for e in data["entries"]:
-        k = e["um2_per_transistor"]
         lines.append(f"tiles of {', '.join(e['archs'])} (fingerprint {e['fingerprint']}), um2:")
-        head = f"  {'part':<34}" + "".join(f"{kind:>10}" for kind in e["tiles"])
+        head = f"  {'part':<34}" + "".join(f"{kind:>10}" for kind in KINDS)
         lines += [head, "  " + "-" * (len(head) - 2)]
-        for row in ROWS:
-            lines.append(f"  {row:<34}" + "".join(f"{t['rows'][row] * k:>10.0f}"
-                                                   for t in e["tiles"].values()))
-        for label, key, fmt in (("logic (whole tile, flattened)", "logic_um2", ".0f"),
-                                ("SRAM macro (modelled)", "sram_um2", ".0f"),
-                                ("tile total", "total_um2", ".0f"),
-                                ("configuration bits", "config_bits", "d"),
-                                ("configuration words", "config_words", "d")):
-            lines.append(f"  {label:<34}" + "".join(f"{t[key]:>10{fmt}}"
-                                                     for t in e["tiles"].values()))
+        lines += [f"  {label:<34}" + "".join(f"{c:>10}" for c in cells)
+                  for label, cells in table_rows(e)]
         lines.append("  " + "; ".join(
-            f"{kind}: parts sum to {parts_vs_whole_tile(t):+.1f}% of the whole"
-            for kind, t in e["tiles"].items()))
+            f"{kind}: parts sum to {parts_vs_whole_tile(e['tiles'][kind]):+.1f}% of the whole"
+            for kind in KINDS))
     return "\n".join(lines)
 
 
@@ -135,21 +140,10 @@ def markdown(data: dict) -> str:
     """The tables of docs/array.md "Area" (one per measured tile-parameter set)."""
     lines = []
     for e in data["entries"]:
-        k = e["um2_per_transistor"]
-        kinds = list(e["tiles"])
         lines += [f"Tiles of {', '.join(f'`{a}`' for a in e['archs'])} (um2):", "",
-                  "| part | " + " | ".join(f"{kind.upper()} tile" for kind in kinds) + " |",
-                  "|---|" + "---:|" * len(kinds)]
-        for row in ROWS:
-            lines.append(f"| {row} | " + " | ".join(f"{e['tiles'][x]['rows'][row] * k:.0f}"
-                                                     for x in kinds) + " |")
-        for label, key, fmt in (("**logic** (whole tile, flattened)", "logic_um2", ".0f"),
-                                ("SRAM macro (modelled)", "sram_um2", ".0f"),
-                                ("**tile total**", "total_um2", ".0f"),
-                                ("configuration bits", "config_bits", "d"),
-                                ("configuration words", "config_words", "d")):
-            lines.append(f"| {label} | " + " | ".join(f"{e['tiles'][x][key]:{fmt}}"
-                                                      for x in kinds) + " |")
+                  "| part | " + " | ".join(f"{kind.upper()} tile" for kind in KINDS) + " |",
+                  "|---|" + "---:|" * len(KINDS)]
+        lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in table_rows(e)]
         lines.append("")
     return "\n".join(lines)
 
