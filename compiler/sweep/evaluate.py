@@ -216,22 +216,28 @@ def table_pnr(res: dict) -> list[str]:
         if r.get("place_seconds") is None:
             why = _err(r) or ("does not fit: " + ", ".join(r.get("out_of") or [])
                               if r.get("fits") is False else "not placed")
-            rows.append([label, _pes(r), r.get("mems"), r.get("ios"), "", "", "", "", "", why])
+            rows.append([label, _pes(r), r.get("mems"), r.get("ios"), "", "", "", "", "", "", "",
+                         why])
             continue
+        area = r.get("tile_area_um2")
         rows.append([label, _pes(r), r.get("mems"), r.get("ios"), r["register_pes"],
                      r["wirelength"], r["pipeline_registers"], r["max_comb_hops"],
+                     "—" if area is None else f"{area / 1e3:.0f}k", r.get("bitstream_words"),
                      f"{r['place_seconds']:.1f} / {r['route_seconds']:.1f}", r["pnr_check"]])
     return (["## Place and route of the Table IV points", "",
              f"Each point placed (simulated annealing) and routed (PathFinder) on `{DEFAULT_ARCH}` "
              "with exact latencies, its bitstream checked by the independent checker "
              "(docs/pnr.md). PEs are the netlist's; register PEs are the ones place and route "
              "adds to carry latencies longer than a route; wirelength counts routing-graph nodes; the combinational path is in "
-             "switch-box hops. The paper gives no place-and-route figures to compare with; the "
+             "switch-box hops; tile area is the area of the PE, MEM and IO tiles the design "
+             "occupies (register PEs included; logic measured by Yosys, SRAM macros modelled: "
+             "docs/array.md \"Area\"), configuration words are the bitstream's writes. "
+             "The paper gives no place-and-route figures to compare with; the "
              "end-to-end RTL runs of these bitstreams are in docs/simulation.md (`make sim`, "
              "`make regress`).", ""]
             + _table(["app", "PEs", "MEMs", "IOs", "register PEs", "wirelength",
-                      "pipeline registers", "longest comb. path", "place / route s", "check"],
-                     rows))
+                      "pipeline registers", "longest comb. path", "tile area um2",
+                      "configuration words", "place / route s", "check"], rows))
 
 
 def table_vi_vii(res: dict) -> list[str]:
@@ -272,6 +278,10 @@ def table_7_2(area: dict) -> list[str]:
         ours = {"DP SRAM + AG": b["dp"], "4 Wide SP SRAM +AGG +TB +AGs (PUB)": b["pub"]}
         note = (f"PUB / DP+AG = {area['ratio_pub_over_dp']:.2f} (thesis "
                 f"{THESIS_7_2['4 Wide SP SRAM +AGG +TB +AGs (PUB)'][0] / THESIS_7_2['DP SRAM + AG'][0]:.2f})")
+        if "config_bits" in b["pub"]:
+            note += (f"; configuration: PUB {b['pub']['config_bits']} bits in "
+                     f"{b['pub']['config_words']} words, DP+AG {b['dp']['config_bits']} bits in "
+                     f"{b['dp']['config_words']} words (docs/pub.md \"Area\")")
     rows = []
     for row, (um2, pct) in THESIS_7_2.items():
         o = ours.get(row)

@@ -25,7 +25,8 @@ the flow and records its figures in ``point.metrics``. What exists today:
 
 * ``pnr``: place and route of the netlist (``compiler.backend.pnr``; docs/pnr.md):
   ``place_seconds``, ``route_seconds``, ``wirelength``, ``pipeline_registers``,
-  ``register_pes``, ``max_comb_hops``, ``bitstream_words``, ``pnr_check``; not run for a
+  ``register_pes``, ``max_comb_hops``, ``bitstream_words``, ``tile_area_um2``, ``pnr_check``;
+  not run for a
   netlist that does not fit.
 
 Without the netlist stage ``pes`` is ``None`` with the note :data:`PES_PENDING` and ``fits``
@@ -73,7 +74,8 @@ RESULT_KEYS = frozenset({
     "register_file_banks", "pub_mems", "register_file_tiles", "ios", "cycles_predicted",
     "register_stages", "fits", "out_of", "fit", "seconds",
     "notes", "code", "cached", "key", "refused", "place_seconds", "route_seconds", "wirelength",
-    "pipeline_registers", "register_pes", "max_comb_hops", "bitstream_words", "pnr_check"})
+    "pipeline_registers", "register_pes", "max_comb_hops", "bitstream_words", "pnr_check",
+    "tile_area_um2"})
 
 
 class PointError(ValueError):
@@ -260,8 +262,10 @@ def stage_netlist(pt: Point) -> None:
 def stage_pnr(pt: Point) -> None:
     """Place and route the netlist (``compiler.backend.pnr.place_and_route``, seed 0; paper §V
     "Finishing Steps", docs/pnr.md): ``place_seconds``, ``route_seconds``, ``wirelength``,
-    ``pipeline_registers``, ``register_pes``, ``max_comb_hops``, ``bitstream_words`` and the
-    bitstream checker's verdict ``pnr_check``. A netlist that does not fit the array is not
+    ``pipeline_registers``, ``register_pes``, ``max_comb_hops``, ``bitstream_words`` (the
+    configuration words), ``tile_area_um2`` (the area of the tiles the design occupies,
+    ``ubgen.areas``; None for an arch whose tiles were never measured) and the bitstream
+    checker's verdict ``pnr_check``. A netlist that does not fit the array is not
     placed (the point is "does-not-fit" with the resources that ran out); a design that cannot
     be routed fails the point with the router's one-line error."""
     if pt.netlist is None:
@@ -274,7 +278,7 @@ def stage_pnr(pt: Point) -> None:
 
 
 PNR_KEYS = ("place_seconds", "route_seconds", "wirelength", "pipeline_registers",
-            "register_pes", "max_comb_hops", "bitstream_words")
+            "register_pes", "max_comb_hops", "bitstream_words", "tile_area_um2")
 
 # The stages a point can run, in flow order. A new stage is one entry here: a function of the
 # Point that reads what earlier stages left (pt.program, pt.schedule, pt.impls, ...) and sets

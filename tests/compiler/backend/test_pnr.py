@@ -26,6 +26,7 @@ from compiler.cli import main
 from compiler.pipeline import compile_app
 from compiler.backend.netlist_model import check_netlist
 from ubgen.arch import ARCH_DIR, load_arch
+from ubgen.areas import tile_areas
 
 from ...apps.test_apps import SMALL
 from .array_sim import run_bundle
@@ -249,6 +250,11 @@ def test_cli_pnr_json_plot_and_out(tmp_path, capsys):
                 "place_seconds", "route_seconds"):
         assert key in s
     assert s["check"] == "pass" and s["app"] == "gaussian" and s["arch"] == "cgra_8x8"
+    # the area of the tiles it occupies, from ubgen's measured tile areas (docs/array.md)
+    kinds = tile_areas(load_arch("cgra_8x8"))
+    want = {k: s[k + "s"] * kinds[k]["total_um2"] for k in ("pe", "mem", "io")}
+    assert s["tile_area_by_kind"] == pytest.approx({k: v for k, v in want.items() if v})
+    assert s["tile_area_um2"] == pytest.approx(sum(want.values())) and s["tile_area_um2"] > 0
     assert plot.stat().st_size > 10000
     bits = json.loads((out / "gaussian-cgra_8x8.bitstream.json").read_text())
     assert len(bits["writes"]) == s["bitstream_words"]
