@@ -14,7 +14,8 @@ compute with the PE's semantics (``ubgen/pe/ops.py``, :func:`pe_reference`; the 
 the two agree on random words): operands are first extended to 16-bit words (sign-extended when
 their type is signed), then
 
-* ``add sub mul mac`` keep the low 16 bits (``mac(a, b, c) = a*b + c``);
+* ``add sub mul mac`` keep the low 16 bits (``mac(a, b, c) = a*b + c``); ``udiv`` is the
+  unsigned quotient, ``a udiv 0 = 0`` (PE UDIV);
 * ``shl lshr ashr`` shift by ``b & 15`` (the shift amount is taken mod 16, no saturation);
   ``ashr`` shifts the signed value;
 * ``smin smax slt sle sgt sge`` compare signed values, ``umin umax ult ule ugt uge`` unsigned;
@@ -117,6 +118,7 @@ _BINARY = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
+    "udiv": lambda a, b: np.where(b == 0, 0, a // np.maximum(b, 1)),
     "shl": lambda a, b: a << (b & (WORD - 1)),
     "lshr": lambda a, b: a >> (b & (WORD - 1)),
     "ashr": lambda a, b: _signed(a) >> (b & (WORD - 1)),

@@ -32,7 +32,7 @@ from ..ir.types import IntType
 from .netlist import NetlistError
 
 PE_OPS: dict[str, PEOp] = {
-    "add": PEOp.ADD, "sub": PEOp.SUB, "mul": PEOp.MUL, "mac": PEOp.MAC,
+    "add": PEOp.ADD, "sub": PEOp.SUB, "mul": PEOp.MUL, "mac": PEOp.MAC, "udiv": PEOp.UDIV,
     "shl": PEOp.SHL, "lshr": PEOp.LSHR, "ashr": PEOp.ASHR,
     "and": PEOp.AND, "or": PEOp.OR, "xor": PEOp.XOR,
     "smin": PEOp.SMIN, "smax": PEOp.SMAX, "umin": PEOp.UMIN, "umax": PEOp.UMAX,
@@ -197,8 +197,9 @@ def _check_type(t: IntType, kernel: str) -> None:
 
 
 def _identity(op: str, args: list[tuple]) -> tuple | None:
-    """``x`` for neutral operations (``x + 0``, ``x * 1``, ``x << 0``, ...), ``0`` for
-    absorbing ones (``x * 0``, ``x & 0``); ``None`` otherwise."""
+    """``x`` for neutral operations (``x + 0``, ``x * 1``, ``x << 0``, ``x udiv 1``,
+    ``umax(x, 0)``, ``umin(x, 0xFFFF)``, ...), ``0`` for absorbing ones (``x * 0``, ``x & 0``);
+    ``None`` otherwise."""
     zero, one = ("const", 0), ("const", 1)
     if op in ("add", "or", "xor") and zero in args[:2]:
         return args[1] if args[0] == zero else args[0]
@@ -217,6 +218,12 @@ def _identity(op: str, args: list[tuple]) -> tuple | None:
         return ("call", "add", *sorted([other, args[2]])) if args[2] != zero else other
     if op == "select" and args[0][0] == "const":
         return args[1] if args[0][1] & 1 else args[2]
+    if op == "udiv" and args[1] == one:
+        return args[0]
+    # unsigned bounds: umax(x, 0) and umin(x, 0xFFFF) are x (a clamp's lower bound 0)
+    for bound, keep in (("umax", zero), ("umin", ("const", MASK))):
+        if op == bound and keep in args[:2]:
+            return args[1] if args[0] == keep else args[0]
     return None
 
 

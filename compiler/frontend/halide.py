@@ -1087,6 +1087,12 @@ class _KernelBuilder:
         if isinstance(e, SelE):
             return Call("select", (self.conv(e.c, None), self.conv(e.a, t), self.conv(e.b, t)))
         op = e.op
+        k = _const_of(e.b)
+        if op == "/" and (k is None or k <= 0 or k & (k - 1)):
+            if t.signed:
+                raise HalideError(f"{w}division of signed values: the PE divides unsigned "
+                                  f"words only (UDIV): {_show(e)}")
+            return Call("udiv", (self.conv(e.a, t), self.conv(e.b, t)))
         if op in ("<<", ">>", "/", "%"):
             a = self.conv(e.a, t)
             k = _const_of(e.b)
@@ -1094,8 +1100,8 @@ class _KernelBuilder:
                 raise HalideError(f"{w}'{op}' needs a constant right operand: {_show(e)}")
             if op in ("/", "%"):
                 if k <= 0 or k & (k - 1):
-                    raise HalideError(f"{w}division by {k}: only powers of two are supported "
-                                      f"(the PE has no divider): {_show(e)}")
+                    raise HalideError(f"{w}division by the constant {k}: only powers of two "
+                                      f"are supported: {_show(e)}")
                 if op == "%":
                     return Call("and", (a, Const(k - 1, t)))
                 k = k.bit_length() - 1

@@ -5,10 +5,12 @@ A kernel's arguments are the values of the op's loads, in declaration order (the
 memory load operations"). Nodes are immutable and hashed by identity, so shared subexpressions
 form a DAG.
 
-Op names (``Call.op``) follow the PE: add sub mul shl lshr ashr and or xor smin smax umin umax
-abs absdiff select eq ne slt sle sgt sge ult ule ugt uge mac pass. Comparisons have type u1.
+Op names (``Call.op``) follow the PE: add sub mul udiv shl lshr ashr and or xor smin smax umin
+umax abs absdiff select eq ne slt sle sgt sge ult ule ugt uge mac pass. Comparisons have type u1.
 Signedness of ``min``/``max``/``shr``/comparisons built with Python operators follows the
-operand type (signed -> smin/ashr/slt, unsigned -> umin/lshr/ult).
+operand type (signed -> smin/ashr/slt, unsigned -> umin/lshr/ult); ``a // b`` is ``udiv``
+(unsigned, ``a // 0 = 0``: PE UDIV) and is refused on signed operands (the PE has no signed
+divider).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import Callable
 
 from .types import IntType, u16, u1
 
-BINARY_OPS = {"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "smin", "smax",
+BINARY_OPS = {"add", "sub", "mul", "udiv", "shl", "lshr", "ashr", "and", "or", "xor", "smin", "smax",
               "umin", "umax", "absdiff"}
 COMPARE_OPS = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"}
 UNARY_OPS = {"abs", "pass"}
@@ -40,6 +42,11 @@ class Expr:
     def __rsub__(self, o): return self._bin("sub", "sub", o, True)
     def __mul__(self, o): return self._bin("mul", "mul", o)
     def __rmul__(self, o): return self._bin("mul", "mul", o, True)
+    def __floordiv__(self, o):
+        if self.type.signed or as_expr(o, self.type).type.signed:
+            raise TypeError("'//' divides unsigned words only (PE UDIV); the operands are signed")
+        return self._bin("udiv", "udiv", o)
+
     def __lshift__(self, o): return self._bin("shl", "shl", o)
     def __rshift__(self, o): return self._bin("ashr", "lshr", o)
     def __and__(self, o): return self._bin("and", "and", o)

@@ -126,7 +126,7 @@ def test_a_wrong_op_table_is_caught(monkeypatch):
 
 
 TYPES = [u16, s16]
-BINARY = ["add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "smin", "smax",
+BINARY = ["add", "sub", "mul", "udiv", "shl", "lshr", "ashr", "and", "or", "xor", "smin", "smax",
           "umin", "umax", "absdiff", "eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule",
           "ugt", "uge"]
 
