@@ -15,6 +15,10 @@ the PE's op encoding (``ubgen.pe.ops.PEOp``). Before the table is applied the DA
 * **fusion**: ``a * b + c`` with a multiply used only there becomes one ``MAC`` PE;
 * **strength reduction**: a multiply by a power of two left after fusion is a left shift.
 
+A :class:`~compiler.ir.expr.LoopPhase` (``x % 2 == 0``) is an operand of its own kind
+(``phase``, on the 1-bit network): the netlist builder gives it a schedule generator
+(``compiler.backend.build``); used as a word it goes through a ``SEL`` PE (``phase ? 1 : 0``).
+
 Every rewrite keeps the kernel's value bit for bit (16-bit words; the interpreter's semantics,
 ``compiler.interp``) and never makes the longest PE chain longer, so the PE graph fits inside
 the op latency the scheduler used (``compiler.poly.extract.kernel_depth``). Lookups become MEM
@@ -27,7 +31,7 @@ from dataclasses import dataclass, field
 from ubgen.arch import WORD_MASK, WORD_WIDTH
 from ubgen.pe.ops import PEOp, pe_reference
 
-from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, needs_mask
+from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, LoopPhase, needs_mask
 from ..ir.types import IntType
 from .netlist import NetlistError
 
@@ -57,8 +61,9 @@ MASK = WORD_MASK
 @dataclass(frozen=True)
 class Operand:
     """Where a PE input comes from: ``arg`` (the op's load ``value``), ``const`` (the word
-    ``value``, held in a constant register) or ``node`` (kernel node ``value``; ``bit`` = its
-    1-bit ``res_p`` output instead of ``res``)."""
+    ``value``, held in a constant register), ``node`` (kernel node ``value``; ``bit`` = its
+    1-bit ``res_p`` output instead of ``res``) or ``phase`` (the 1-bit loop phase
+    ``KernelGraph.phases[value]``)."""
     kind: str
     value: int
     bit: bool = False
@@ -90,6 +95,7 @@ class KernelGraph:
     name: str
     nodes: list[KNode] = field(default_factory=list)
     result: Operand = Operand("const", 0)
+    phases: list[LoopPhase] = field(default_factory=list)
 
     pe_latency: int = 1
 
@@ -143,6 +149,8 @@ class _Numbering:
             v = ("arg", e.index)
         elif isinstance(e, Const):
             v = ("const", _word(e.value, e.type))
+        elif isinstance(e, LoopPhase):
+            v = ("phase", e.loop, e.modulus, e.residue)
         elif isinstance(e, Lookup):
             idx = self.value(e.index, memo)
             v = ("lookup", tuple(x & _mask(e.type) for x in e.table), idx)
@@ -316,7 +324,17 @@ def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
     g = KernelGraph(kernel.name, pe_latency=pe_latency)
     index: dict[tuple, int] = {}
 
+    def phase(v: tuple) -> Operand:
+        ph = LoopPhase(*v[1:])
+        key = [(p.loop, p.modulus, p.residue) for p in g.phases]
+        if v[1:] not in key:
+            g.phases.append(ph)
+            key.append(v[1:])
+        return Operand("phase", key.index(v[1:]), bit=True)
+
     def operand(v: tuple) -> Operand:
+        if v[0] == "phase":       # a phase as a word: SEL(phase, 1, 0)
+            return Operand("node", emit(("call", "select", v, ("const", 1), ("const", 0))))
         if v[0] == "arg":
             return Operand("arg", v[1])
         if v[0] == "const":
@@ -326,6 +344,8 @@ def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
     def is_bit(v: tuple) -> bool:
         """``v`` is computed on the 1-bit network: a comparison, or a 1-bit ``and``/``or``/
         ``xor`` of such values and constants."""
+        if v[0] == "phase":
+            return True
         if v[0] != "call":
             return False
         if v[1] in COMPARES:
@@ -337,6 +357,8 @@ def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
     def bit_operand(v: tuple) -> Operand:
         if v[0] == "const":
             return Operand("const", v[1] & 1)
+        if v[0] == "phase":
+            return phase(v)
         return Operand("node", emit(v), bit=True)
 
     def cond(v: tuple) -> Operand:
@@ -379,14 +401,17 @@ def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
     return g
 
 
-def evaluate(g: KernelGraph, args: list[int]) -> int:
-    """The value ``g`` computes for argument words ``args`` (16-bit), with the PEs' reference
-    model and the ROM tables: the semantics the netlist model replays cycle by cycle."""
+def evaluate(g: KernelGraph, args: list[int], phases: list[int] = ()) -> int:
+    """The value ``g`` computes for argument words ``args`` (16-bit) and loop-phase bits
+    ``phases`` (one per ``g.phases``), with the PEs' reference model and the ROM tables: the
+    semantics the netlist model replays cycle by cycle."""
     res: list[tuple[int, int]] = []
 
     def value(o: Operand) -> int:
         if o.kind == "arg":
             return args[o.value] & MASK
+        if o.kind == "phase":
+            return phases[o.value] & 1
         if o.kind == "const":
             return o.value
         return res[o.value][1 if o.bit else 0]
