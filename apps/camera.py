@@ -6,6 +6,10 @@ apps/hardware_benchmarks/apps/camera_pipeline/camera_pipeline_generator.cpp (the
 schedule branch; FCam's pipeline as Halide's camera_pipe has it, adapted there for a line-
 buffered schedule), on an 8-bit raw image with the reference's ``uint8`` arithmetic:
 
+* the input is ``uint8``: the copy into the accelerator keeps the low 8 bits of each 16-bit input
+  word (``hw_input = input & 255``; for 8-bit pixels a copy), so every later value is what the
+  reference computes for any input word;
+
 * **hot-pixel suppression**: ``denoised = clamp(in, min(n, s, w, e), max(n, s, w, e))`` with the
   four same-colour neighbours at distance 2;
 * **demosaic**, edge-directed with green correction, on the Bayer phase of the reference
@@ -61,7 +65,7 @@ import numpy as np
 from compiler.ir import (Arg, Call, Kernel, LoopPhase, Lookup, Program, absd, maximum, minimum,
                          s16, select, u16)
 
-from ._common import add_op, check_sizes, image_program, nest, test_image, to_dtype, window
+from ._common import add_op, check_sizes, nest, test_image, to_dtype, window
 
 SIZES = {"width": 64, "height": 64}
 # Colour-correction matrix: row = output channel, columns = (r, g, b, offset); int32, then /256.
@@ -224,7 +228,12 @@ def build(width: int = 64, height: int = 64) -> Program:
                          f"{width}x{height}")
     dw, dh = width - 4, height - 4
     ow, oh = width - 6, height - 6
-    prog = image_program("camera", width, height)
+    prog = Program("camera")
+    prog.add_input("input", (width, height), u16)
+    prog.add_buffer("hw_input", (width, height), u16)
+    loop, i = nest(prog, "hw_input", ("y", height), ("x", width))
+    add_op(loop, "hw_input", ("hw_input", i["x"], i["y"]), [("input", i["x"], i["y"])],
+           Kernel.from_fn("hw_input_u8", u8, u16))
     prog.add_buffer("denoised", (dw, dh), u16)
     prog.add_buffer("demosaicked", (ow, oh, 3), u16)
     prog.add_output("output", (3, ow, oh), u16)
@@ -337,7 +346,7 @@ def _shifted(den: np.ndarray, dx: int, dy: int, border: int, nx: int, ny: int) -
 
 
 def reference(inputs: dict, width: int = 64, height: int = 64) -> dict[str, np.ndarray]:
-    raw = np.asarray(inputs["input"], dtype=np.int64)
+    raw = np.asarray(inputs["input"], dtype=np.int64) & 255          # uint8 input
     dw, dh, ow, oh = width - 4, height - 4, width - 6, height - 6
     rgb = _demosaic(_denoise(raw, dw, dh), ow, oh)
     m = np.array(MATRIX, dtype=np.int64)

@@ -4,6 +4,8 @@ The reference flow's app, algorithm and constants as its generator writes them
 (StanfordAHA/Halide-to-Hardware, apps/hardware_benchmarks/apps/unsharp/unsharp_generator.cpp,
 the CoreIR schedule branch):
 
+* the input is ``uint8``: the copy into the accelerator keeps the low 8 bits of each 16-bit input
+  word (``hw_input = input & 255``; for 8-bit pixels a copy);
 * ``gray = (77*r + 150*g + 29*b) >> 8`` on 16-bit words (Halide ``cast<uint8_t>``: at most 255);
 * ``blur_unnormalized = sum(kernel[dx] * gray[x+dx, y+dy])`` over a 5x5 window, in 16 bits with
   wrap-around (Halide's ``uint16`` update; the sum of the weights times 255 exceeds 16 bits, so
@@ -48,7 +50,7 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, maximum, minimum, u16
 
-from ._common import (check_sizes, pass_kernel, round_up, test_image, to_dtype, unrolled_stage,
+from ._common import (check_sizes, round_up, test_image, to_dtype, unrolled_stage,
                       weighted_window, wrap)
 
 SIZES = {"width": 64, "height": 64, "unroll": 1}
@@ -112,7 +114,8 @@ def build(width: int = 64, height: int = 64, unroll: int = 1) -> Program:
     prog.add_buffer("hw_input", (iw, height, 3), u16)
     for c in range(3):
         unrolled_stage(prog, f"hw_input_{c}", height, iw, unroll, lambda x, y, c=c: (
-            ("hw_input", x, y, c), [("input", x, y, c)]), pass_kernel(f"hw_input_{c}_pass"))
+            ("hw_input", x, y, c), [("input", x, y, c)]), Kernel.from_fn(
+                f"hw_input_{c}_u8", lambda a: a & 255, u16))
     prog.add_buffer("gray", (iw, height), u16)
     prog.add_buffer("blur_unnormalized", (ow, oh), u16)
     prog.add_buffer("ratio", (ow, oh), u16)
@@ -139,7 +142,7 @@ def make_inputs(seed: int = 0, width: int = 64, height: int = 64, unroll: int = 
 
 def reference(inputs: dict, width: int = 64, height: int = 64,
               unroll: int = 1) -> dict[str, np.ndarray]:
-    rgb = np.asarray(inputs["input"], dtype=np.int64)
+    rgb = np.asarray(inputs["input"], dtype=np.int64) & 255          # uint8 input
     (iw, ow), oh = tile(width, unroll), height - 4
     gray = (GRAY[0] * rgb[..., 0] + GRAY[1] * rgb[..., 1] + GRAY[2] * rgb[..., 2]) >> 8
     rows = [list(WEIGHTS)] * BLOCK
