@@ -108,8 +108,15 @@ def harris(img: np.ndarray) -> dict:
 def unsharp(img: np.ndarray) -> dict:
     """The reference generator (Halide-to-Hardware apps/unsharp, unsharp_generator.cpp) as it
     is written: uint8 RGB input, the float32 Gaussian weights, uint16 arithmetic."""
+    out = unsharp_funcs(to_hl(img.astype(np.uint8)))["hw_output"]
+    w, h, _ = img.shape
+    return {"output": realize(out, w - 4, h - 4).astype(np.uint16)}
+
+
+def unsharp_funcs(inp) -> dict[str, hl.Func]:
+    """The Funcs of the unsharp generator on ``inp`` (a uint8 ``[x, y, c]`` buffer or
+    ImageParam), by name (bench/app_ops.py schedules and lowers them)."""
     x, y, c = hl.Var("x"), hl.Var("y"), hl.Var("c")
-    inp = to_hl(img.astype(np.uint8))
     block, sigma = 5, 1.5
     kernel_f = hl.Func("kernel_f")
     kernel_f[x] = (hl.exp(-x * x / hl.f32(2 * sigma * sigma))
@@ -137,8 +144,8 @@ def unsharp(img: np.ndarray) -> dict:
                                                / hl.max(gray[x, y], 1), 0, 255))
     out[x, y] = hl.cast(hl.UInt(8), hl.clamp(hl.cast(U16, ratio[x, y]) * gray[x, y] / 32,
                                              0, 255))
-    w, h, _ = img.shape
-    return {"output": realize(out, w - 4, h - 4).astype(np.uint16)}
+    return {"kernel": kernel, "hw_input": hw_input, "gray": gray,
+            "blur_unnormalized": blur_unnormalized, "ratio": ratio, "hw_output": out}
 
 
 def upsample(img: np.ndarray, factor: int = 2) -> dict:
@@ -196,9 +203,16 @@ def camera(raw: np.ndarray) -> dict:
     colour matrix ``/ 256`` cast to int16, the float32 curve at the default gamma and contrast
     (1.0, 1.0). The input buffer's minimum is (-3, -3), the region Halide's bounds inference
     asks for a 58x58 output."""
-    x, y, c = hl.Var("x"), hl.Var("y"), hl.Var("c")
     buf = to_hl(raw.astype(np.uint8))
     buf.set_min([-3, -3])
+    w, h = raw.shape
+    return {"output": realize(camera_funcs(buf)["hw_output"], 3, w - 6, h - 6).astype(np.uint16)}
+
+
+def camera_funcs(buf) -> dict[str, hl.Func]:
+    """The Funcs of the camera generator on ``buf`` (a uint8 ``[x, y]`` buffer or ImageParam),
+    by name (bench/app_ops.py schedules and lowers them)."""
+    x, y, c = hl.Var("x"), hl.Var("y"), hl.Var("c")
     hw_input = hl.Func("hw_input")
     hw_input[x, y] = buf[x, y]
 
@@ -283,5 +297,5 @@ def camera(raw: np.ndarray) -> dict:
     curved = hl.Func("curved")
     curved[c, x, y] = hl.select(corrected[x, y, c] < 0, 0, corrected[x, y, c] >= 1024, 255,
                                 curve[in_val])
-    w, h = raw.shape
-    return {"output": realize(curved, 3, w - 6, h - 6).astype(np.uint16)}
+    return {"hw_input": hw_input, "denoised": denoised, "demosaicked": demosaicked,
+            "curve": curve, "hw_output": curved}
