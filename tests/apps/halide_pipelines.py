@@ -51,12 +51,33 @@ def _conv3x3(f: hl.Func, x, y, weights, name: str) -> hl.Func:
 
 
 def gaussian(img: np.ndarray) -> dict:
-    f, x, y = _input(img)
-    blur = _conv3x3(f, x, y, [[1, 2, 1], [2, 4, 2], [1, 2, 1]], "blur")
-    out = hl.Func("out")
-    out[x, y] = blur[x, y] >> 4
+    """The reference generator (Halide-to-Hardware apps/gaussian, gaussian_generator.cpp) as it
+    is written: uint8 input cast to int16, the float32 sigma = 1.5 weights, an int32 sum."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = to_hl(img.astype(np.uint8))
+    block, sigma = 3, 1.5
+    kernel_f = hl.Func("kernel_f")
+    kernel_f[x] = (hl.exp(-x * x / hl.f32(2 * sigma * sigma))
+                   / hl.f32(np.float32(np.sqrt(2 * np.pi)) * np.float32(sigma)))
+    total = None
+    for i in range(block):
+        for j in range(block):
+            p = kernel_f[i - block // 2] * kernel_f[j - block // 2]
+            total = p if total is None else p + total
+    kernel = hl.Func("kernel")
+    kernel[x, y] = hl.cast(U16, kernel_f[x - block // 2] * kernel_f[y - block // 2] * 256.0
+                           / total)
+    hw_input = hl.Func("hw_input")
+    hw_input[x, y] = hl.cast(S16, inp[x, y])
+    win = hl.RDom([(0, block), (0, block)])
+    blur_unnormalized = hl.Func("blur_unnormalized")
+    blur_unnormalized[x, y] = 0
+    blur_unnormalized[x, y] += hl.cast(U16, kernel[win.x, win.y] * hw_input[x + win.x,
+                                                                             y + win.y])
+    out = hl.Func("hw_output")
+    out[x, y] = hl.cast(hl.UInt(8), blur_unnormalized[x, y] / 256)
     w, h = img.shape
-    return {"output": realize(out, w - 2, h - 2)}
+    return {"output": realize(out, w - 2, h - 2).astype(np.uint16)}
 
 
 def cascade(img: np.ndarray) -> dict:
@@ -73,36 +94,46 @@ def cascade(img: np.ndarray) -> dict:
 
 
 def harris(img: np.ndarray) -> dict:
-    f, x, y = _input(img, S16)
-    gx = hl.Func("gx")
-    gy = hl.Func("gy")
-    gx[x, y] = hl.clamp(f[x + 2, y] - f[x, y] + 2 * (f[x + 2, y + 1] - f[x, y + 1])
-                        + f[x + 2, y + 2] - f[x, y + 2], -255, 255)
-    gy[x, y] = hl.clamp(f[x, y + 2] - f[x, y] + 2 * (f[x + 1, y + 2] - f[x + 1, y])
-                        + f[x + 2, y + 2] - f[x + 2, y], -255, 255)
+    """The reference generator (Halide-to-Hardware apps/harris, harris_generator.cpp) as it is
+    written: int8 input (the 8-bit image shifted by -128: Sobel gradients are differences),
+    int16 gradients clamped to +-255, int32 products, box sums and ``cim``, output
+    ``int8(255)``; returned as bytes (0xFF = 255)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = to_hl((img.astype(np.int16) - 128).astype(np.int8))
+    padded16 = hl.Func("padded16")
+    padded16[x, y] = hl.cast(S16, inp[x + 3, y + 3])
+    p = padded16
+    gx_u = hl.cast(S16, -p[x - 1, y - 1] + p[x + 1, y - 1] - 2 * p[x - 1, y] + 2 * p[x + 1, y]
+                   - p[x - 1, y + 1] + p[x + 1, y + 1])
+    gy_u = hl.cast(S16, p[x - 1, y + 1] - p[x - 1, y - 1] + 2 * p[x, y + 1] - 2 * p[x, y - 1]
+                   + p[x + 1, y + 1] - p[x + 1, y - 1])
+    gx, gy = hl.Func("grad_x"), hl.Func("grad_y")
+    gx[x, y] = hl.clamp(gx_u, -255, 255)
+    gy[x, y] = hl.clamp(gy_u, -255, 255)
+    i32 = hl.Int(32)
     lxx, lyy, lxy = hl.Func("lxx"), hl.Func("lyy"), hl.Func("lxy")
-    lxx[x, y] = ((gx[x, y] >> 1) * (gx[x, y] >> 1)) >> 5
-    lyy[x, y] = ((gy[x, y] >> 1) * (gy[x, y] >> 1)) >> 5
-    lxy[x, y] = ((gx[x, y] >> 1) * (gy[x, y] >> 1)) >> 5
-    box = hl.RDom([(0, 3), (0, 3)])
+    lxx[x, y] = (hl.cast(i32, gx[x, y]) * hl.cast(i32, gx[x, y])) >> 7
+    lyy[x, y] = (hl.cast(i32, gy[x, y]) * hl.cast(i32, gy[x, y])) >> 7
+    lxy[x, y] = (hl.cast(i32, gx[x, y]) * hl.cast(i32, gy[x, y])) >> 7
+    box = hl.RDom([(-1, 3), (-1, 3)])
     sums = []
-    for name, l in (("sxx", lxx), ("syy", lyy), ("sxy", lxy)):
-        s = hl.Func(name)
-        s[x, y] = hl.sum(l[x + box.x, y + box.y]) >> 6
-        sums.append(s)
-    a, b, c = (s[x, y] for s in sums)
+    for name, l in (("lgxx", lxx), ("lgyy", lyy), ("lgxy", lxy)):
+        g = hl.Func(name)
+        g[x, y] = 0
+        g[x, y] += l[x + box.x, y + box.y]
+        sums.append(g[x, y] >> 6)
+    a, b, c = sums
     cim = hl.Func("cim")
-    cim[x, y] = a * b - c * c - (((a + b) * (a + b)) >> 4)
-    centre = cim[x + 1, y + 1]
-    is_max = centre >= 100
-    for dy in range(3):
-        for dx in range(3):
-            if (dx, dy) != (1, 1):
-                is_max = is_max & (centre > cim[x + dx, y + dy])
-    out = hl.Func("out")
-    out[x, y] = hl.select(is_max, hl.u16(255), hl.u16(0))
+    cim[x, y] = (a * b - c * c) - (((a + b) * (a + b)) >> 4)
+    is_max = cim[x, y] >= 100
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            if (dx, dy) != (0, 0):
+                is_max = is_max & (cim[x, y] > cim[x + dx, y + dy])
+    out = hl.Func("hw_output")
+    out[x, y] = hl.cast(hl.Int(8), hl.select(is_max, 255, 0))
     w, h = img.shape
-    return {"output": realize(out, w - 6, h - 6)}
+    return {"output": realize(out, w - 6, h - 6).astype(np.uint8).astype(np.uint16)}
 
 
 def unsharp(img: np.ndarray) -> dict:
