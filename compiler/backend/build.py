@@ -224,17 +224,28 @@ class _Builder:
         extents = [e for _, e in sched.bounds]
         strides = list(sched.coeffs)
         extents[k], strides[k] = count, sched.coeffs[k] * ph.modulus
-        cfg = (tuple(reversed(extents)), time, tuple(reversed(strides)))    # innermost first
-        key = ("@phase", f"{ph.loop}%{ph.modulus}=={ph.residue}@{time}:{cfg}")
-        self.phase_timers.setdefault(key, (cfg, f"op {op}: loop phase {ph}"))
+        pattern = (tuple(reversed(extents)), tuple(reversed(strides)))    # innermost first
+        key = ("@phase", f"{op}: {ph}")
+        self.phase_timers[key] = (pattern, time, f"op {op}: loop phase {ph}")
         return key
 
     def phase_timers_(self) -> None:
-        """A schedule generator (:meth:`spare_controller`) for every distinct loop phase."""
-        for key, ((extents, time, strides), what) in self.phase_timers.items():
-            cfg = ControllerConfig(extents, AffineMap(time, strides),
-                                   {"tb": AffineMap(0, (0,) * len(extents))})
-            self.streams[key] = self.spare_controller(cfg, what, None)
+        """One schedule generator (:meth:`spare_controller`) per distinct pattern of loop-phase
+        cycles: the earliest of the phases with that pattern gets it, the later ones read it
+        delayed (routing latency)."""
+        first: dict[tuple, tuple[int, tuple]] = {}
+        for key, (pattern, time, _what) in self.phase_timers.items():
+            if pattern not in first or time < first[pattern][0]:
+                first[pattern] = (time, key)
+        for key, (pattern, time, what) in self.phase_timers.items():
+            t0, owner = first[pattern]
+            if key == owner:
+                extents, strides = pattern
+                cfg = ControllerConfig(extents, AffineMap(time, strides),
+                                       {"tb": AffineMap(0, (0,) * len(extents))})
+                self.streams[key] = self.spare_controller(cfg, what, None)
+            else:
+                self.streams[key] = Alias(owner, t0 - time)
 
     def kernel_node(self, name: str, kn: KNode, attrs: dict, op: str) -> None:
         if kn.kind == "pe":

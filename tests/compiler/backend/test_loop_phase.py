@@ -86,3 +86,22 @@ def test_model_catches_a_generator_one_cycle_late(compiled):
     net.graph.nodes[timer]["config"]["tb2out_0_cycle_start"] += 1
     golden = compiled.establish_golden().outputs
     assert not check_netlist(net, compiled.arch, compiled.program, compiled.inputs, golden).ok
+
+
+def test_ops_with_the_same_phase_pattern_share_one_generator():
+    """A second stage with the same phases, later in the pipeline, reads the first stage's
+    schedule generators delayed instead of configuring its own: two generators, not four."""
+    prog = bayer(12, 6)
+    loop, i = nest(prog, "ph2", ("y", 6), ("x", 12))
+    prog.buffers["out"].kind = "temp"
+    prog.add_output("out2", (12, 6), u16)
+    k = Kernel.from_fn("k2", lambda a: select(LoopPhase("x_ph2", 2, 0), select(
+        LoopPhase("y_ph2", 2, 1), a, a + 1), a + 2), u16)
+    add_op(loop, "ph2", ("out2", i["x"], i["y"]), [("out", i["x"], i["y"])], k)
+    result = compile_app(prog.validate(), "cgra_4x4")
+    check = check_result(result)
+    assert check.ok, check.summary()
+    net = result.netlist
+    generators = [(n, q) for n in net.nodes("mem") if n.startswith("timer")
+                  for q in (0, 1) if net.graph.nodes[n]["config"].get(f"tb2out_{q}_dim")]
+    assert len(generators) == 2
