@@ -65,7 +65,9 @@ import numpy as np
 from compiler.ir import (Arg, Call, Kernel, LoopPhase, Lookup, Program, absd, maximum, minimum,
                          s16, select, u16)
 
-from ._common import add_op, check_sizes, nest, test_image, to_dtype, window
+from compiler.frontend.loopnest import add_op, nest
+
+from ._common import check_sizes, test_image, to_dtype, window
 
 SIZES = {"width": 64, "height": 64}
 # Colour-correction matrix: row = output channel, columns = (r, g, b, offset); int32, then /256.

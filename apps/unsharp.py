@@ -50,8 +50,9 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, maximum, minimum, u16
 
-from ._common import (check_sizes, round_up, test_image, to_dtype, unrolled_stage,
-                      weighted_window, wrap)
+from compiler.frontend.loopnest import round_up, unrolled_stage
+
+from ._common import check_sizes, test_image, to_dtype, weighted_window, wrap
 
 SIZES = {"width": 64, "height": 64, "unroll": 1}
 BLOCK = 5

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from apps._common import add_op, copy_stage, nest
+from compiler.frontend.loopnest import add_op, copy_stage, nest
 from compiler.backend.kernel_map import evaluate, map_kernel
 from compiler.backend.model import check_netlist
 from compiler.backend.netlist import Netlist

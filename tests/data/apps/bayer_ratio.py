@@ -9,7 +9,7 @@ columns and the vertical one on odd columns, and the ratio of the centre to the 
 """
 import numpy as np
 
-from apps._common import add_op, nest
+from compiler.frontend.loopnest import add_op, nest
 from compiler.ir import Kernel, LoopPhase, Program, maximum, minimum, select, u16
 
 SIZES = {"width": 12, "height": 8}
