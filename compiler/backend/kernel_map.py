@@ -315,6 +315,16 @@ def _log2_const(c: tuple) -> int | None:
 # --- emission ----------------------------------------------------------------------------------
 
 
+def _phase_operand(g: KernelGraph, v: tuple) -> Operand:
+    """The 1-bit operand of loop phase ``v`` (``("phase", loop, m, r)``), added to
+    ``g.phases`` once."""
+    keys = [(p.loop, p.modulus, p.residue) for p in g.phases]
+    if v[1:] not in keys:
+        g.phases.append(LoopPhase(*v[1:]))
+        keys.append(v[1:])
+    return Operand("phase", keys.index(v[1:]), bit=True)
+
+
 def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
     """The PE graph of ``kernel`` (module docstring): a pure function of the kernel.
     ``pe_latency`` (0 or 1) is the PEs' output-register latency; a ROM read takes one cycle."""
@@ -323,14 +333,6 @@ def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
     root = _fuse_and_reduce(root)
     g = KernelGraph(kernel.name, pe_latency=pe_latency)
     index: dict[tuple, int] = {}
-
-    def phase(v: tuple) -> Operand:
-        ph = LoopPhase(*v[1:])
-        key = [(p.loop, p.modulus, p.residue) for p in g.phases]
-        if v[1:] not in key:
-            g.phases.append(ph)
-            key.append(v[1:])
-        return Operand("phase", key.index(v[1:]), bit=True)
 
     def operand(v: tuple) -> Operand:
         if v[0] == "phase":       # a phase as a word: SEL(phase, 1, 0)
@@ -358,7 +360,7 @@ def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
         if v[0] == "const":
             return Operand("const", v[1] & 1)
         if v[0] == "phase":
-            return phase(v)
+            return _phase_operand(g, v)
         return Operand("node", emit(v), bit=True)
 
     def cond(v: tuple) -> Operand:

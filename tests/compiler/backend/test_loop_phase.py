@@ -9,7 +9,7 @@ import pytest
 
 from compiler.frontend.loopnest import add_op, copy_stage, nest
 from compiler.backend.kernel_map import evaluate, map_kernel
-from compiler.backend.model import check_netlist
+from compiler.backend.netlist_model import check_netlist
 from compiler.backend.netlist import Netlist
 from compiler.interp import run
 from compiler.ir import Kernel, LoopPhase, Program, ProgramError, select, u16
