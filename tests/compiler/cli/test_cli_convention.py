@@ -50,7 +50,8 @@ def test_shipped_arrays_smallest_first():
 
 def test_default_arch_is_the_smallest_that_fits_and_says_why():
     result, choice = compile_on_smallest("gaussian", SMALL["gaussian"])
-    assert result.arch.name == choice.arch == "cgra_4x4" and choice.passed_over == []
+    assert result.arch.name == choice.arch == "cgra_8x8"      # 13 PEs: 9 taps, MACs fused
+    assert choice.passed_over == ["cgra_4x4: needs 13 PE tiles, has 12"]
     result, choice = compile_on_smallest("harris")
     assert choice.arch == "cgra_16x32"
     assert choice.passed_over[0] == "cgra_4x4: needs 78 PE tiles, has 12"
