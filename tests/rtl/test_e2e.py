@@ -29,8 +29,11 @@ from tests.apps.test_apps import SMALL
 pytestmark = pytest.mark.rtl
 
 ARCH = "cgra_8x8"
-# The CI set: three stencil pipelines, an unsharp mask and two DNN kernels, at reduced sizes.
-CI_APPS = ["gaussian", "brighten_blur", "cascade", "unsharp", "gemm", "resnet"]
+# The CI set: three stencil pipelines, a nearest-neighbour upsample and two DNN kernels, at
+# reduced sizes (unsharp and camera need cgra_16x32: `make regress`), and an app file with a
+# Bayer-phase select and a division (test_loop_phase_and_divider_end_to_end).
+CI_APPS = ["gaussian", "brighten_blur", "cascade", "upsample", "gemm", "resnet"]
+DATA_APPS = Path(__file__).resolve().parents[1] / "data" / "apps"
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +65,19 @@ def test_app_end_to_end(app, model):
     assert r["writes"] == b["output_writes"] >= len(b["glb_outputs"]) > 0
     assert r["error"] == 0
     assert r["cycle"] >= b["done_cycle"] > r["last_write"] >= r["first_write"]
+
+
+def test_loop_phase_and_divider_end_to_end(model):
+    """What camera and unsharp added to the hardware, in CI on cgra_8x8: loop phases (schedule
+    generators driving SEL PEs) and the PE's UDIV, in tests/data/apps/bayer_ratio.py."""
+    result = compile_app(str(DATA_APPS / "bayer_ratio.py"), ARCH, until="bundle")
+    labels = [d.get("label", "") for _n, d in result.netlist.graph.nodes(data=True)]
+    assert any(lb.endswith("udiv") for lb in labels) and any("schedule generators" in lb
+                                                            for lb in labels)
+    b = result.bundle
+    r = run_bundle(b, ARCH, model=model)
+    assert r["passed"], describe(r)
+    assert r["output_mismatches"] == 0 and r["cycles_measured"] == b["cycles_predicted"]
 
 
 def test_second_app_reuses_the_verilator_model(model):
