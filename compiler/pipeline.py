@@ -365,14 +365,20 @@ def size_errors() -> tuple[type[BaseException], ...]:
 
 
 def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=None,
-                  **options) -> CompileResult:
+                  shape: tuple[int, ...] | None = None, **options) -> CompileResult:
     """The app as runs of one tile (:mod:`compiler.tiling`): the tile shape with the fewest
-    runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist).
-    Raises :class:`compiler.tiling.region.TilingError` (a ``ValueError``) when none does."""
+    runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist),
+    or the given output tile ``shape``. Raises :class:`compiler.tiling.region.TilingError` (a
+    ``ValueError``) when none does (when the given shape does not)."""
     from .tiling.choose import choose
+    from .tiling.plan import plan_tiles
+    from .tiling.region import TilingError
     from .backend.pnr import PnRError
     done: dict[int, CompileResult] = {}
-    stop = until if STAGES.index(until) >= STAGES.index("netlist") else "netlist"
+    # the bundle of a tiled result needs its plan: built once the plan is attached
+    stop = STAGES[min(max(STAGES.index(until), STAGES.index("netlist")), STAGES.index("pnr"))]
+    if isinstance(arch, (str, Path)):
+        arch = load_arch(arch)
 
     def fits(plan) -> str | None:
         try:
@@ -386,9 +392,18 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
         done[id(plan)] = r
         return None
 
-    choice = choose(source.program, arch, fits, log=log)
-    result = done[id(choice.plan)]
-    result.app, result.whole, result.tiling = source.name, source, choice.plan
+    if shape is None:
+        plan = choose(source.program, arch, fits, log=log).plan
+    else:
+        plan = plan_tiles(source.program, tuple(shape))
+        why = fits(plan)
+        if why is not None:
+            raise TilingError(f"{source.name}: tile {list(plan.shape)} does not fit "
+                              f"{arch.name} ({why})")
+    result = done[id(plan)]
+    result.app, result.whole, result.tiling = source.name, source, plan
+    if STAGES.index(until) > STAGES.index(stop):
+        result.run(until)
     return result
 
 
