@@ -271,9 +271,10 @@ def _levels(program: Program) -> dict[str, str]:
 def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None = None,
                   policy: str | None = None, balance: bool = True, params=None):
     """Map every unified buffer of ``scheduled`` (the memory levels the Program asks for).
-    When mapping refuses a buffer that ops delayed by :mod:`compiler.schedule.delay` write or
-    read, the program is scheduled again (``params``, default: the arch's) with those ops at
-    their earliest start, until no refused buffer is touched by a delayed op. Returns
+    When mapping refuses a buffer that ops delayed by :mod:`compiler.schedule.delay` (or
+    initializations placed by :mod:`compiler.schedule.init_place`) write or read, the program
+    is scheduled again (``params``, default: the arch's) with those ops where the scheduler put
+    them, until no refused buffer is touched by a moved op. Returns
     ``(scheduled, impls, refused)``."""
     from .mapping.map_buffer import map_buffers
     from .mapping.shift_register import DEFAULT_THRESHOLD
@@ -283,7 +284,8 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
     impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program))
     early: set[str] = set()
     while refused:
-        delayed = scheduled.optimized.info.get("delayed") or {}
+        delayed = dict.fromkeys(scheduled.optimized.info.get("delayed") or {})
+        delayed.update(dict.fromkeys(scheduled.optimized.info.get("init_placed") or ()))
         touch = {op.name for op in scheduled.program.ops() if op.name in delayed and (
             op.store.buffer in refused or any(ld.buffer in refused for ld in op.loads))}
         if not touch - early:
