@@ -1,4 +1,4 @@
-"""The tiled job of the end-to-end testbench (docs/simulation.md "Tiled runs"): a tiled
+"""The tiled job of the end-to-end testbench (docs/simulation.md "Host runtime and tiled runs"): a tiled
 app's bundle (``compiler.backend.bundle.make_tiled_bundle``) run on ``cgra_top`` by the host
 runtime (:class:`sim.host.Accelerator`) over the AXI4-Lite port, as a board driver would: one
 configuration, then per tile load, run, read back, stitch. The whole outputs are compared bit
