@@ -2,8 +2,9 @@
 runs"): a tiled app's bundle (``compiler.backend.bundle.make_tiled_bundle``) run on
 ``cgra_top`` by the host runtime (:class:`sim.host.Accelerator`) over the AXI4-Lite port, as a
 board driver would: one configuration, then per tile load, run, read back, stitch. The whole
-outputs are compared bit for bit with the golden arrays; every run's counters are recorded (the verdict,
-:func:`sim.array_run.verdict`, requires each run's ``LAST_WRITE`` to be the predicted cycle).
+outputs are compared bit for bit with the golden arrays; every run's counters are recorded
+(the verdict, :func:`sim.array_run.verdict`, requires each run's ``LAST_WRITE`` to be the
+predicted cycle).
 
 Called by :func:`sim.tb.test_e2e.run_app` when the job is tiled; the job names the ``.npy``
 files of the whole input arrays and the expected outputs, and where to save the stitched
