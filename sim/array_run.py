@@ -180,7 +180,8 @@ def _waves_default() -> bool:
 
 def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
                model: dict | None = None, keep: bool | None = None,
-               stress: int | None = None, plan_patch: dict | None = None) -> dict:
+               stress: int | None = None, plan_patch: dict | None = None,
+               arrays: dict | None = None) -> dict:
     """Run ``bundle`` (``compiler.backend.bundle.make_bundle``) on ``arch``'s ``cgra_top``
     (module docstring). ``model``: a :func:`model_for` result to reuse. ``keep``: keep the run
     directory (``build/sim/e2e/runs/...``: job, result, simulator log) always (True), never
@@ -193,7 +194,12 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     ``cycles_measured``, ``first_write``, ``writes``, ``output_writes``, ``error``,
     ``readback_mismatches``, ``output_mismatches`` (count and the first few), ``sim_seconds``,
     ``sim_cycles`` (clock cycles the simulation ran), ``verilator_build_seconds``,
-    ``verilog_seconds``, ``stages`` (seconds of configure, load, run, read back)."""
+    ``verilog_seconds``, ``stages`` (seconds of configure, load, run, read back).
+
+    A tiled bundle (``compiler.backend.bundle.make_tiled_bundle``) needs ``arrays``:
+    ``{"inputs": {buffer: whole array}, "expected": {buffer: whole golden output}}``; the
+    testbench runs every tile (:mod:`sim.tb.tiled`) and the result also has ``tiles`` (every
+    run's counters) and ``outputs`` (the stitched whole outputs, as arrays)."""
     waves = _waves_default() if waves is None else waves
     say = log or (lambda msg: None)
     arch = _arch(arch)
@@ -210,15 +216,22 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     extra = (plan_patch or {}).get("tile_span_extra", 0)
     plan["tile_spans"] = {k: v + extra for k, v in plan["tile_spans"].items()}
     job = {"bundle": bundle, "plan": plan, "stress": stress}
+    if "tiling" in bundle:
+        job["arrays"] = _save_arrays(run_dir, arrays or {}, bundle["tiling"]["outputs"])
     (run_dir / "job.json").write_text(json.dumps(job))
     result_path = run_dir / "result.json"
     env = {"PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent),
                                           os.environ.get("PYTHONPATH", "")]),
            "UBGEN_E2E_JOB": str(run_dir / "job.json"), "UBGEN_E2E_RESULT": str(result_path)}
     fst = BUILD / f"{bundle['app']}-{arch.name}.fst"
-    say(f"simulate: {len(bundle['bitstream'])} configuration words, "
-        f"{len(bundle['glb_inputs'])} input words, {len(bundle['glb_outputs'])} output words, "
-        f"{bundle['cycles_predicted']} cycles predicted")
+    if "tiling" in bundle:
+        say(f"simulate: {len(bundle['bitstream'])} configuration words, "
+            f"{len(bundle['tiling']['tiles'])} runs of {bundle['cycles_predicted']} cycles "
+            f"predicted")
+    else:
+        say(f"simulate: {len(bundle['bitstream'])} configuration words, "
+            f"{len(bundle['glb_inputs'])} input words, {len(bundle['glb_outputs'])} output "
+            f"words, {bundle['cycles_predicted']} cycles predicted")
     t = time.perf_counter()
     runner = get_runner("verilator")
     try:
@@ -235,6 +248,9 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     res = json.loads(result_path.read_text())
     for line in res.get("log", []):
         say(line)
+    if "arrays" in job and res.get("completed"):
+        import numpy as np
+        res["outputs"] = {b: np.load(p) for b, p in job["arrays"]["outputs"].items()}
     res.update(sim_seconds=round(sim_seconds, 2),
                verilator_build_seconds=round(model["verilator_build_seconds"], 1),
                verilog_seconds=round(model["verilog_seconds"], 1),
@@ -250,9 +266,40 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     return res
 
 
+def _save_arrays(run_dir: Path, arrays: dict, outputs: list[str]) -> dict:
+    """The whole arrays of a tiled job as ``.npy`` files in the run directory, and where the
+    testbench saves the stitched outputs."""
+    import numpy as np
+    from .bundle import BundleError
+    missing = [k for k in ("inputs", "expected") if k not in arrays]
+    if missing:
+        raise BundleError(f"a tiled bundle needs the whole arrays ({', '.join(missing)})")
+    out = {"inputs": {}, "expected": {}, "outputs": {}}
+    for kind in ("inputs", "expected"):
+        for b, a in arrays[kind].items():
+            path = run_dir / f"{kind}-{b}.npy"
+            np.save(path, np.asarray(a))
+            out[kind][b] = str(path)
+    for b in outputs:
+        out["outputs"][b] = str(run_dir / f"stitched-{b}.npy")
+    return out
+
+
 def verdict(res: dict) -> dict:
     """``match``, ``cycles_measured`` and ``passed`` from the testbench's observations, with the
     reasons a run fails (``failures``)."""
+    if "tiles" in res:                  # a tiled run: every run's counters (sim.tb.tiled)
+        tiles = res["tiles"]
+        res.update(last_write=max((t["last_write"] for t in tiles), default=None),
+                   first_write=min((t["first_write"] for t in tiles), default=None),
+                   writes=tiles[0]["writes"] if tiles else None,
+                   error=max((t["error"] for t in tiles), default=None))
+        off = [k for k, t in enumerate(tiles) if t["last_write"] != res["cycles_predicted"]
+               or t["writes"] != res["output_writes"] or t["error"]]
+        if off:
+            k = off[0]
+            res.setdefault("abort_tiles", f"{len(off)} of {len(tiles)} runs differ from the "
+                                          f"prediction (first: run {k}: {tiles[k]})")
     measured = res["last_write"] if res.get("writes") else None
     match = (res.get("completed", False) and res["readback_mismatches"] == 0
              and res["output_mismatches"] == 0)
@@ -271,6 +318,8 @@ def verdict(res: dict) -> dict:
         why.append(f"GLB writes {res.get('writes')} != {res['output_writes']} expected")
     if res.get("error"):
         why.append(f"ERROR register = {res['error']}")
+    if res.get("abort_tiles"):
+        why.append(res["abort_tiles"])
     if res.get("stress_mismatches"):
         why.append(f"{res['stress_mismatches']} wrong responses to random traffic "
                    f"(first: {res['stress_first'][0]})")

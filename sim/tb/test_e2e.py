@@ -400,7 +400,11 @@ async def run_app(dut):
               "readback_mismatches": 0, "readback_first": [], "output_mismatches": 0,
               "output_first": []}
     try:
-        await run_job(dut, j, result)
+        if "tiling" in j["bundle"]:
+            from .tiled import run_tiled_job
+            await run_tiled_job(dut, j, result)
+        else:
+            await run_job(dut, j, result)
     except BusHang as e:
         result["abort"] = f"bus hang: {e}"
     except AssertionError as e:       # an unexpected response: recorded, then the test fails
