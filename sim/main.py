@@ -127,7 +127,7 @@ PUB_ARCH = "pub"                 # default arch of the PUB level
 
 
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
-              out_dir: Path | None = None, log=print) -> dict:
+              out_dir: Path | None = None, log=None, progress=sys.stdout) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
     :func:`record_path`). The golden comes first (``compiler.source.establish_golden``): when the
     interpreter and the app's reference (or real Halide) disagree, the record says
@@ -139,6 +139,7 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     from sim.array_run import model_for, run_bundle
 
     t0 = time.perf_counter()
+    log = log or (lambda msg: print(msg, flush=True))
     say = lambda msg: log(f"[{time.perf_counter() - t0:7.1f} s] {msg}")
     # the golden needs no arch: establish it on the frontend alone, before compiling
     front = compile_app(app, arch_name or shipped_arrays()[0], sizes, until="frontend",
@@ -183,7 +184,8 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
         say("Verilator build: 0 s (model cached)")
     else:
         say(f"Verilator build: {model['verilator_build_seconds']:.1f} s")
-    res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model)
+    res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model,
+                     progress=progress)
     record = dict(base, golden=golden.kind, golden_checked=list(golden.checked),
                   pes=rep["pes"], mems=rep["mems"], ios=rep["ios"],
                   registers=rep["registers"], bitstream_words=len(bundle["bitstream"]),

@@ -43,6 +43,8 @@ from .host import start_host
 SHOW = 5                  # mismatches kept in the result, per kind
 POLL_CYCLES = 256         # host poll period while waiting for DONE (a timer: no per-cycle
                           # Python callbacks, the model runs at its own speed)
+PROGRESS_SECONDS = 0.5    # wall time between progress reports during the run
+FINAL_POLL_CYCLES = 16    # poll period once DONE_CYCLE is reached
 CLOCK_NS = 10             # sim/tb/host.py's clock
 
 
@@ -52,38 +54,24 @@ def job() -> dict:
 
 
 async def write_many(host, pairs, what: str, traffic=None) -> None:
-    """Write ``(address, value)`` pairs back to back; every response must be OKAY."""
-    if not hasattr(host, "axil"):
-        for a, v in pairs:
-            if traffic:
-                await traffic.maybe(running=False)
-            await host.write(a, v)
-            if traffic:
-                traffic.wrote(a, v)
-        return
-    events = [host.axil.init_write(a, int(v).to_bytes(4, "little")) for a, v in pairs]
-    for (a, _), ev in zip(pairs, events):
-        await ev.wait()
-        if int(ev.data.resp) != 0:
-            raise AssertionError(f"{what}: write {a:#010x} answered {ev.data.resp}")
+    """Write ``(address, value)`` pairs one by one over AXI4-Lite (the stress host), with random
+    traffic woven in; every response must be OKAY."""
+    for a, v in pairs:
+        if traffic:
+            await traffic.maybe(running=False)
+        await host.write(a, v)
+        if traffic:
+            traffic.wrote(a, v)
 
 
 async def read_many(host, addresses, what: str, traffic=None) -> list[int]:
-    """Read ``addresses`` back to back; every response must be OKAY."""
-    if not hasattr(host, "axil"):
-        out = []
-        for a in addresses:
-            if traffic:
-                await traffic.maybe(running=False)
-            out.append(await host.read(a))
-        return out
-    events = [host.axil.init_read(a, 4) for a in addresses]
+    """Read ``addresses`` one by one over AXI4-Lite (the stress host), with random traffic
+    woven in; every response must be OKAY."""
     out = []
-    for a, ev in zip(addresses, events):
-        await ev.wait()
-        if int(ev.data.resp) != 0:
-            raise AssertionError(f"{what}: read {a:#010x} answered {ev.data.resp}")
-        out.append(int.from_bytes(ev.data.data, "little"))
+    for a in addresses:
+        if traffic:
+            await traffic.maybe(running=False)
+        out.append(await host.read(a))
     return out
 
 
@@ -265,15 +253,35 @@ async def run_job(dut, j: dict, result: dict) -> None:
     result["completed"] = True
 
 
+class Progress:
+    """Progress lines for the parent process (``UBGEN_E2E_PROGRESS``: one JSON object a line,
+    flushed as written: stage, done, total, clock cycles so far), so ``make sim`` shows the
+    configure / load / run / read-back progress while the simulator runs."""
+
+    def __init__(self, dut, path: str | None):
+        self.dut = dut
+        self.f = open(path, "a", buffering=1) if path else None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.f:
+            self.f.write(json.dumps({"stage": stage, "done": done, "total": total,
+                                     "cycle": cycle_now(self.dut),
+                                     "t": round(time.perf_counter(), 3)}) + "\n")
+
+
+CHUNK_WORDS = 4096        # GLB words per progress step of load and read back (a few bursts)
+
+
 class _Run:
-    """One job on the top: the host (AXI master or the raw stress host), the random traffic
-    (stress runs only) and the result being filled, one method per step."""
+    """One job on the top: the host (cocotbext-axi masters, or the raw stress host), the random
+    traffic (stress runs only) and the result being filled, one method per step."""
 
     def __init__(self, dut, bundle: dict, plan: dict, host, traffic, result: dict):
         self.dut, self.b, self.plan = dut, bundle, plan
         self.host, self.traffic, self.result = host, traffic, result
         self.last: dict[int, int] = {}      # the configuration: address -> last value written
         self.addrs: list[int] = []          # the configured addresses that read back
+        self.progress = Progress(dut, os.environ.get("UBGEN_E2E_PROGRESS"))
 
     @classmethod
     async def start(cls, dut, j: dict, result: dict) -> "_Run":
@@ -286,23 +294,39 @@ class _Run:
             result["stress"] = traffic.counts
         return cls(dut, b, plan, host, traffic, result)
 
+    @property
+    def bursts(self) -> bool:
+        """Whether the bulk steps go over the AXI4 port (else word by word over AXI4-Lite)."""
+        return hasattr(self.host, "axi")
+
     def mark(self) -> tuple[float, int]:
+        self._cpu0 = time.process_time()
         return time.perf_counter(), cycle_now(self.dut)
 
     def stage(self, name: str, t0: float, c0: int, what: str) -> None:
         sec, cyc = time.perf_counter() - t0, cycle_now(self.dut) - c0
-        self.result["stages"][name] = {"seconds": round(sec, 2), "cycles": cyc}
+        self.result["stages"][name] = {"seconds": round(sec, 2), "cycles": cyc,
+                                       "cpu_seconds": round(time.process_time() - self._cpu0, 3)}
         self.result["log"].append(f"{name}: {what} ({sec:.1f} s, {cyc} clock cycles)")
 
     async def configure(self) -> None:
         """1. every bitstream word, then every readable configured register read back."""
         t0, c0 = self.mark()
         bits = [tuple(p) for p in self.b["bitstream"]]
-        await write_many(self.host, bits, "configure", self.traffic)
+        self.progress("configure", 0, 2 * len(bits))
+        if self.bursts:
+            await self.host.write_registers(bits, "configure")
+        else:
+            await write_many(self.host, bits, "configure", self.traffic)
+        self.progress("configure", len(bits), 2 * len(bits))
         self.last = dict(bits)
         can_read = readable(self.plan)
         self.addrs = sorted(a for a in self.last if can_read(a))    # windows are write-only
-        got = await read_many(self.host, self.addrs, "read back", self.traffic)
+        if self.bursts:
+            got = await self.host.read_registers(self.addrs, "read back")
+        else:
+            got = await read_many(self.host, self.addrs, "read back", self.traffic)
+        self.progress("configure", 2 * len(bits), 2 * len(bits))
         bad = [(a, self.last[a], g) for a, g in zip(self.addrs, got) if g != self.last[a]]
         self.result["readback_mismatches"] = len(bad)
         self.result["readback_first"] = [f"{a:#010x}: wrote {w:#x}, read {g:#x}"
@@ -315,13 +339,21 @@ class _Run:
         read back after the traffic)."""
         host, b, traffic = self.host, self.b, self.traffic
         t0, c0 = self.mark()
-        await write_many(host, [(host.glb(w), v) for w, v in b["glb_inputs"]], "load", traffic)
+        ins = [tuple(p) for p in b["glb_inputs"]]
+        for k in range(0, len(ins), CHUNK_WORDS):
+            self.progress("load", k, len(ins))
+            part = ins[k:k + CHUNK_WORDS]
+            if self.bursts:
+                await host.write_glb(part, "load")
+            else:
+                await write_many(host, [(host.glb(w), v) for w, v in part], "load", traffic)
+        self.progress("load", len(ins), len(ins))
         if traffic:
-            got = await read_many(host, self.addrs + [host.glb(w) for w, _ in b["glb_inputs"]],
+            got = await read_many(host, self.addrs + [host.glb(w) for w, _ in ins],
                                   "check", traffic)
-            want = [self.last[a] for a in self.addrs] + [v for _, v in b["glb_inputs"]]
+            want = [self.last[a] for a in self.addrs] + [v for _, v in ins]
             self.result["readback_mismatches"] += sum(g != w for g, w in zip(got, want))
-        self.stage("load", t0, c0, f"{len(b['glb_inputs'])} GLB words")
+        self.stage("load", t0, c0, f"{len(ins)} GLB words")
 
     async def run(self) -> bool:
         """3. ``DONE_CYCLE``, ``START``, poll ``DONE``, read the counters; False (with
@@ -346,9 +378,14 @@ class _Run:
         return True
 
     async def wait_done(self, c0: int) -> bool:
-        """Poll ``DONE`` (stress: with random traffic and ``STALL`` released at random)."""
+        """Poll ``DONE`` (stress: with random traffic and ``STALL`` released at random). The
+        host knows when the run should end: it sleeps (no Python per cycle) in steps of
+        about :data:`PROGRESS_SECONDS` of wall time until ``DONE_CYCLE``, reporting progress,
+        then polls every :data:`POLL_CYCLES`."""
         host, traffic = self.host, self.traffic
-        limit = 2 * (self.b["done_cycle"] + 1000) + 10_000
+        done_cycle = self.b["done_cycle"]
+        limit = 2 * (done_cycle + 1000) + 10_000
+        step = POLL_CYCLES
         while True:
             if traffic:
                 for _ in range(traffic.rng.randrange(4)):
@@ -356,20 +393,36 @@ class _Run:
                 if traffic.stalled and traffic.rng.random() < 0.5:
                     await host.write(host.ctrl("STALL"), 0)
                     traffic.stalled = 0
+            ran = cycle_now(self.dut) - c0
+            self.progress("run", min(ran, done_cycle), done_cycle)
             if await host.read(host.ctrl("DONE")):
                 return True
-            if cycle_now(self.dut) - c0 > limit:
+            if ran > limit:
                 self.result["abort"] = f"DONE did not rise within {limit} clock cycles"
                 return False
             if not traffic:
-                await Timer(POLL_CYCLES * CLOCK_NS, unit="ns")
+                t = time.perf_counter()
+                await Timer(step * CLOCK_NS, unit="ns")
+                rate = step / max(time.perf_counter() - t, 1e-6)
+                left = done_cycle - (cycle_now(self.dut) - c0)
+                step = (max(POLL_CYCLES, min(int(rate * PROGRESS_SECONDS), left))
+                        if left > POLL_CYCLES else max(left, FINAL_POLL_CYCLES))
 
     async def read_outputs(self) -> None:
         """4. every expected output word read from the global buffer and compared."""
         host = self.host
         t0, c0 = self.mark()
-        outs = self.b["glb_outputs"]
-        got = await read_many(host, [host.glb(w) for w, _ in outs], "outputs", self.traffic)
+        outs = sorted(self.b["glb_outputs"])
+        got = []
+        for k in range(0, len(outs), CHUNK_WORDS):
+            self.progress("read back", k, len(outs))
+            part = outs[k:k + CHUNK_WORDS]
+            if self.bursts:
+                got += await host.read_glb([w for w, _ in part], "outputs")
+            else:
+                got += await read_many(host, [host.glb(w) for w, _ in part], "outputs",
+                                       self.traffic)
+        self.progress("read back", len(outs), len(outs))
         bad = [(w, e, g) for (w, e), g in zip(outs, got) if g != e]
         self.result["output_mismatches"] = len(bad)
         self.result["output_first"] = [f"GLB word {w}: read {g:#06x}, expected {e:#06x}"
