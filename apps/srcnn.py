@@ -39,8 +39,9 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, maximum, minimum, s16
 
-from ._common import (add_op, check_sizes, lane_stage, mac_kernel, nest, pass_kernel,
-                      relu_kernel, require, small_signed, small_unsigned, to_dtype, wrap)
+from compiler.frontend.loopnest import (add_op, lane_stage, mac_kernel, nest, pass_kernel,
+                                        relu_kernel)
+from ._common import check_sizes, require, small_signed, small_unsigned, to_dtype, wrap
 from .resnet import conv_reference
 
 SIZES = {"width": 30, "height": 30, "c_in": 64, "c_mid": 8, "c_out": 64, "unroll": 8,

@@ -223,7 +223,7 @@ def format_table(r: dict) -> str:
         f"measured: the SRAM macros (single-port 512x64 = {r['assumptions']['sp_512x64_um2']:g} "
         f"um2, dual-port = {r['assumptions']['dp_over_sp_ratio']:g} x that, thesis §7.2) and "
         f"the conversion {k:g} um2 per transistor (a 16 nm standard-cell assumption). All "
-        "three live in constraints/arch/*.toml [area]. The thesis figures come from a "
+        "three live in ubgen/constraints/arch/*.toml [area]. The thesis figures come from a "
         "placed 16 nm flow with real macros; ours are an estimate of the same comparison.",
     ]
     return "\n".join(lines[:-1] + [""] + textwrap.wrap(lines[-1], 96))
@@ -231,7 +231,7 @@ def format_table(r: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--arch", default="pub", help="constraints/arch name or path")
+    ap.add_argument("--arch", default="pub", help="ubgen/constraints/arch name or path")
     ap.add_argument("--out", default=str(OUT / "area.json"), help="JSON output")
     args = ap.parse_args(argv)
     try:

@@ -4,7 +4,7 @@
 Stages, each a pure function of the previous IRs (per-stage seconds in the report):
 
 1. ``frontend``: the application's Program (an apps/ module, a Python app file, a Program JSON
-   file or a Program; :mod:`compiler.source`);
+   file or a Program; :mod:`compiler.frontend.source`);
 2. ``schedule``: tree-height reduction, polyhedral extraction, the sequential and optimized
    schedules (both verified by isl), liveness and the unified buffers
    (``compiler.schedule.report.schedule_program``);
@@ -16,7 +16,7 @@ Stages, each a pure function of the previous IRs (per-stage seconds in the repor
    checker (``compiler.backend.pnr``); a netlist that does not fit is a :class:`FitError`;
 6. ``bundle``: everything a host needs to run the app and check it (``compiler.backend.bundle``):
    the bitstream, the app's inputs at their GLB words and the golden outputs, established once
-   for every PASS verdict by :func:`compiler.source.establish_golden` (the interpreter checked
+   for every PASS verdict by :func:`compiler.frontend.source.establish_golden` (the interpreter checked
    against the app's ``reference()`` or real Halide).
 
 ``compile_app(..., until=STAGE)`` runs the stages up to ``STAGE``; ``CompileResult.run(STAGE)``
@@ -37,7 +37,7 @@ from .ir.index import IndexError_
 from .ir.program import Program, ProgramError
 from .ir.ubimpl import UBImpl
 from .backend.netlist import Netlist, NetlistError
-from .source import AppSource, Golden
+from .frontend.source import AppSource, Golden
 
 DEFAULT_ARCH = "cgra_16x32"          # the largest shipped array (the sweep's figures)
 PUB_ARCH = "pub"                     # commands that work on a single PUB
@@ -48,7 +48,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     unschedulable program, a buffer or netlist that cannot be built): reported in one line, never
     as a traceback. ``MappingError``, ``NetlistError`` and ``FitError`` are ``ValueError``s."""
     from .poly.extract import ExtractError
-    from .verify import ScheduleError, VerifyError
+    from .schedule.verify import ScheduleError, VerifyError
     return (ProgramError, IndexError_, ExtractError, VerifyError, ScheduleError, ArchError,
             ValueError, KeyError)
 
@@ -148,11 +148,11 @@ class CompileResult:
 
     def establish_golden(self) -> Golden:
         """The app's inputs (``options.seed``) and the golden outputs every PASS verdict
-        compares with (:func:`compiler.source.establish_golden`), computed once. Raises
-        :class:`compiler.source.GoldenMismatch` when the interpreter and the app's reference
+        compares with (:func:`compiler.frontend.source.establish_golden`), computed once. Raises
+        :class:`compiler.frontend.source.GoldenMismatch` when the interpreter and the app's reference
         (or real Halide) disagree."""
         if self.golden is None:
-            from .source import app_inputs, establish_golden
+            from .frontend.source import app_inputs, establish_golden
             t = time.perf_counter()
             self.inputs = app_inputs(self.source, self.options.seed)
             self.golden = establish_golden(self.source, self.inputs)
@@ -242,8 +242,8 @@ def require_fit(result: CompileResult) -> None:
 
 def check_result(result: CompileResult):
     """The netlist model of ``result`` against the golden outputs on the app's inputs
-    (:meth:`CompileResult.establish_golden`, :func:`compiler.backend.model.check_netlist`)."""
-    from .backend.model import check_netlist
+    (:meth:`CompileResult.establish_golden`, :func:`compiler.backend.netlist_model.check_netlist`)."""
+    from .backend.netlist_model import check_netlist
     golden = result.establish_golden()
     return check_netlist(result.netlist, result.arch, result.program, result.inputs,
                          golden.outputs)
@@ -294,7 +294,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     stops after buffer mapping and keeps the refused buffers' reasons in ``refused`` instead
     of raising. ``seed`` chooses the app's inputs and the placement, ``effort`` the annealer's
     effort (``compiler.backend.place.AnnealSchedule``)."""
-    from .source import AppSource, load_app
+    from .frontend.source import AppSource, load_app
     arch = arch if isinstance(arch, Arch) else load_arch(arch)
     t = time.perf_counter()
     if isinstance(app, Program):
@@ -309,7 +309,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
 
 
 def shipped_arrays() -> list[str]:
-    """The shipped arch files with an array (``constraints/arch/*.toml`` with ``[array]``),
+    """The shipped arch files with an array (``ubgen/constraints/arch/*.toml`` with ``[array]``),
     smallest first (by tiles, then by name)."""
     from ubgen.arch import ARCH_DIR
     found = []

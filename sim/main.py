@@ -1,6 +1,6 @@
 """``make sim APP=... [ARCH=...]``: the main job (docs/simulation.md).
 
-``--level array`` (the default): establish the golden first (``compiler.source.establish_golden``:
+``--level array`` (the default): establish the golden first (``compiler.frontend.source.establish_golden``:
 the interpreter must equal the app's ``reference()`` bit for bit, or real Halide for a
 Halide-style program without one, on the app's inputs and on all-zero and all-maximum inputs;
 the interpreter alone only when neither exists; a disagreement fails the run before anything is
@@ -22,7 +22,7 @@ sizes; ``WAVES=1`` also writes ``build/sim/<app>-<arch>.fst``.
 1. golden: the reference interpreter (``compiler.interp``) on the app's inputs (and on
    all-zero and all-maximum inputs) equals the app's independent numpy reference, bit for bit
    (an app file without a reference: real Halide when its Program came from the Halide-style
-   DSL; ``compiler.source.establish_golden``, the same golden as the array level);
+   DSL; ``compiler.frontend.source.establish_golden``, the same golden as the array level);
 2. schedule: tree-height reduction of the kernels (``compiler.passes.tree_height``), the
    sequential baseline and the optimized schedule, both proven by the isl verifier; the
    interpreter running the balanced program (the one ``ubc schedule`` schedules and dumps) in
@@ -45,7 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
-BUILD_SIM = Path(__file__).resolve().parent.parent / "build" / "sim"
+from ubgen.paths import build_dir
+
+BUILD_SIM = build_dir("sim")
 
 
 class Failure(Exception):
@@ -67,9 +69,9 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int,
         sizes: dict[str, int] | None = None) -> dict:
     from compiler.interp import run as interp
     from compiler.pipeline import compile_app
-    from compiler.source import GoldenMismatch
+    from compiler.frontend.source import GoldenMismatch
     from compiler.mapping.registers import pack_register_files
-    from compiler.model import check_buffer
+    from compiler.mapping.pub_model import check_buffer
 
     t0 = time.perf_counter()
     result = compile_app(app_name, arch_name, sizes, seed=seed, until="frontend")
@@ -129,13 +131,13 @@ PUB_ARCH = "pub"                 # default arch of the PUB level
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
               out_dir: Path | None = None, log=None, progress=sys.stdout) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
-    :func:`record_path`). The golden comes first (``compiler.source.establish_golden``): when the
+    :func:`record_path`). The golden comes first (``compiler.frontend.source.establish_golden``): when the
     interpreter and the app's reference (or real Halide) disagree, the record says
     ``passed: false`` with the first differing word and nothing is compiled or simulated.
     Raises the compiler's and place and route's one-line errors (``ValueError``/``KeyError``
     subclasses) before anything is written."""
     from compiler.pipeline import compile_app, compile_on_smallest, require_fit, shipped_arrays
-    from compiler.source import GoldenMismatch, effective_sizes
+    from compiler.frontend.source import GoldenMismatch, effective_sizes
     from sim.array_run import model_for, run_bundle
 
     t0 = time.perf_counter()
@@ -210,7 +212,7 @@ def record_path(out_dir: Path, app: str, arch: str, source) -> Path:
     """``<out_dir>/<app>-<arch>.json``, with the sizes that differ from the app's defaults
     appended (``gaussian-cgra_8x8-width24-height24.json``), so runs at different sizes keep
     their own records."""
-    from compiler.source import effective_sizes
+    from compiler.frontend.source import effective_sizes
     defaults = effective_sizes(type(source)(source.name, source.program, source.module, {}))
     given = [f"{k}{v}" for k, v in source.sizes.items() if defaults.get(k) != v]
     return out_dir / ("-".join([app, arch] + given) + ".json")
@@ -241,8 +243,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="application name (apps/), a Python app file (docs/apps.md) or a "
                          "Program JSON file")
     ap.add_argument("--arch", default=None,
-                    help="constraints/arch name or path (default: the smallest shipped array "
-                         "APP fits and routes on, named in the output; "
+                    help="ubgen/constraints/arch name or path (default: the smallest shipped "
+                         "array APP fits and routes on, named in the output; "
                          f"{PUB_ARCH} for --level pub, which works on single PUBs)")
     ap.add_argument("--size", action="append", default=[], metavar="NAME=INT",
                     help="an application size parameter (repeatable), e.g. width=16")
@@ -262,14 +264,16 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     add_arguments(ap)
-    return run_from_args(ap.parse_args(argv))
+    from compiler.frontend.source import warnings_once
+    with warnings_once("sim"):
+        return run_from_args(ap.parse_args(argv))
 
 
 def run_from_args(args) -> int:
     if args.level == "array":
         return main_array(args)
     try:
-        from compiler.source import parse_sizes
+        from compiler.frontend.source import parse_sizes
         s = run(args.app, args.arch or PUB_ARCH, not args.no_rtl, args.seed,
                 parse_sizes(args.size))
     except Failure as e:
@@ -290,7 +294,7 @@ def run_from_args(args) -> int:
 
 
 def main_array(args) -> int:
-    from compiler.source import parse_sizes
+    from compiler.frontend.source import parse_sizes
     from sim.array_run import RunError
     try:
         sizes = parse_sizes(args.size)

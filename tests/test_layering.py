@@ -148,10 +148,10 @@ def _fresh(code: str) -> str:
 
 
 AMARANTH_FREE = [
-    "import compiler.pipeline, compiler.model, compiler.interp, compiler.verify",
+    "import compiler.pipeline, compiler.mapping.pub_model, compiler.interp, compiler.schedule.verify",
     "import compiler.ir, compiler.passes.tree_height, compiler.poly.extract",
     "import compiler.schedule.report, compiler.mapping.map_buffer",
-    "import compiler.backend.build, compiler.backend.model, compiler.backend.kernel_map, "
+    "import compiler.backend.build, compiler.backend.netlist_model, compiler.backend.kernel_map, "
     "compiler.backend.netlist, compiler.backend.glb, compiler.backend.bundle",
     "import compiler.backend.pnr, compiler.backend.place, compiler.backend.route, "
     "compiler.backend.bitstream, compiler.backend.check, compiler.backend.pad, compiler.cli, "

@@ -15,7 +15,9 @@ argument and file-writing helpers are in :mod:`.common`. The command modules imp
 Exit status (docs/cli.md): 0 success, 1 a check failed (the netlist model, the bitstream
 checker, the golden, a simulation), 2 bad input or usage: a bad program, constraints file or
 size, an unschedulable program, a buffer mapping refuses, a design that does not fit, print one
-line ``ubc: error: ...`` and write no output file.
+line ``ubc: error: ...`` and write no output file. A program that compiles but probably not as
+meant (``ProgramWarning``, e.g. a Halide-style input read without ``stream_to_accelerator()``)
+prints one line ``ubc: warning: ...`` once.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import argparse
 import sys
 
 from ..pipeline import user_errors
+from ..frontend.source import warnings_once
 from .backend import add_backend_subcommands
 from .common import add_app_arguments
 from .map import add_map_subcommand
@@ -55,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with warnings_once("ubc"):
+            return args.func(args)
     except USER_ERRORS as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
         print(f"ubc: error: {msg}", file=sys.stderr)

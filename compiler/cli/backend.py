@@ -8,7 +8,7 @@ counts and per-stage seconds; ``--dump DIR`` writes every IR (Program, PolyProgr
 unified buffers, UBImpls, netlist, the padded netlist, placement, routing, bitstream, report).
 ``netlist`` prints the netlist (``--json``: one JSON object with its counts, whether it fits the
 arch, the predicted cycles and the netlist model's verdict, which runs the netlist on the app's
-inputs against the golden outputs of ``compiler.source.establish_golden``, the same golden as
+inputs against the golden outputs of ``compiler.frontend.source.establish_golden``, the same golden as
 ``make sim``: the interpreter checked against the app's reference or real Halide). The netlist
 and its model do not need the app to fit the arch; ``--arch`` defaults to the smallest shipped
 array the app fits (docs/cli.md).
@@ -116,7 +116,7 @@ def cmd_netlist(args) -> int:
         out["arch_choice"] = chosen
     check = None
     if not args.no_model:
-        from ..source import GoldenMismatch
+        from ..frontend.source import GoldenMismatch
         try:
             check = check_result(result)
         except GoldenMismatch as e:            # the golden itself is wrong: a failed check

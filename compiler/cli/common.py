@@ -12,10 +12,10 @@ from typing import Callable
 __all__ = ["add_app_arguments", "add_delay_argument", "check_dir", "write_file", "write_dir",
            "write_with", "compile_for", "ARRAY_ARCH_HELP", "PUB_ARCH_HELP"]
 
-ARRAY_ARCH_HELP = ("constraints file name (constraints/arch/) or path; default: the smallest "
+ARRAY_ARCH_HELP = ("constraints file name (ubgen/constraints/arch/) or path; default: the smallest "
                    "shipped array the app fits{routes} (cgra_4x4, cgra_8x8, cgra_4x16, "
                    "cgra_16x32), named in the output; give --arch to compare figures over time")
-PUB_ARCH_HELP = ("constraints file name (constraints/arch/) or path; this command works on a "
+PUB_ARCH_HELP = ("constraints file name (ubgen/constraints/arch/) or path; this command works on a "
                  "single PUB per buffer, default: pub")
 
 
@@ -43,7 +43,7 @@ def compile_for(args, until: str, say=print, **options):
     shipped array it fits (and places and routes on, from ``pnr`` on), saying which through
     ``say``. Returns ``(CompileResult, ArchChoice | None)``."""
     from ..pipeline import compile_app, compile_on_smallest
-    from ..source import parse_sizes
+    from ..frontend.source import parse_sizes
     sizes = parse_sizes(args.size)
     if args.arch is not None:
         return compile_app(args.app, args.arch, sizes, until=until, **options), None

@@ -39,7 +39,7 @@ def _print_report(app: str, rep: dict) -> None:
 def cmd_map(args) -> int:
     from ..mapping.report import map_report
     from ..pipeline import compile_app
-    from ..source import parse_sizes
+    from ..frontend.source import parse_sizes
     if args.threshold < 0:
         raise ValueError(f"--threshold must be non-negative, got {args.threshold}")
     result = compile_app(args.app, args.arch, parse_sizes(args.size), threshold=args.threshold,

@@ -46,7 +46,7 @@ def _print_summary(app: str, summary: dict) -> None:
 def cmd_schedule(args) -> int:
     from ..ir.hw import HwParams
     from ..schedule.report import schedule_program
-    from ..source import load_program, parse_sizes
+    from ..frontend.source import load_program, parse_sizes
     check_dir(args.dump, args.plot)
     params = HwParams.from_arch(args.arch)
     program = load_program(args.app, parse_sizes(args.size))

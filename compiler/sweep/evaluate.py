@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ubgen.arch import ARCH_DIR
+
 from .cache import DEFAULT_DIR, ROOT, Cache, code_digest, tool_version
 from .engine import Task, dask_client, run_tasks
 from ..pipeline import DEFAULT_ARCH
@@ -112,7 +114,7 @@ def plan() -> dict[str, Task]:
 
 def area_key() -> str:
     doc = [code_digest(), tool_version(), (ROOT / "bench" / "area.py").read_bytes().hex(),
-           (ROOT / "constraints" / "arch" / "pub.toml").read_bytes().hex()]
+           (ARCH_DIR / "pub.toml").read_bytes().hex()]
     return "area-" + hashlib.sha256(json.dumps(doc).encode()).hexdigest()
 
 
@@ -251,7 +253,7 @@ def table_vi_vii(res: dict) -> list[str]:
                       "sequential (paper)", "optimized (paper)", "speedup (paper)", "comment"],
                      vi)
             + ["## Paper Table VII: SRAM words, sequential vs. optimized schedule", "",
-               "Live words of every on-array buffer (`compiler/liveness.py`), an upper bound of "
+               "Live words of every on-array buffer (`compiler/schedule/liveness.py`), an upper bound of "
                "the final SRAM words: it also counts the words a later pass puts into shift "
                "registers.", ""]
             + _table(["app", "sequential (ours)", "final (ours)", "reduction (ours)",
@@ -282,7 +284,8 @@ def table_7_2(area: dict) -> list[str]:
     return (["## Thesis Table 7.2: memory area for a 3x3 convolution's buffer", "",
              "`bench/area.py`: logic measured (Yosys generic synthesis of the generated RTL, "
              "transistor count x an assumed um2 per transistor), SRAM macros modelled "
-             "(`constraints/arch/pub.toml [area]`); energy is not modelled. " + note + ".", ""]
+             "(`ubgen/constraints/arch/pub.toml [area]`); energy is not modelled. " + note
+             + ".", ""]
             + _table(head, rows))
 
 

@@ -136,7 +136,7 @@ def app_size_names(app: str) -> set[str] | None:
     if app.endswith(".json"):
         return None
     if app.endswith(".py"):
-        from ..source import load_module
+        from ..frontend.source import load_module
         return set(inspect.signature(load_module(app).build).parameters)
     from apps import get_app
     return set(inspect.signature(get_app(app).build).parameters)
@@ -199,7 +199,7 @@ def make_point(app: str, params: dict, arch_name: str | None = None) -> Point:
 
 def stage_schedule(pt: Point) -> None:
     """Build the program, schedule it (sequential and optimized), verify, extract buffers."""
-    from ..liveness import total_live_words
+    from ..schedule.liveness import total_live_words
     res = pt.run("schedule").scheduled
     pt.metrics.update(policy=res.optimized.policy, cycles=res.optimized.completion,
                       cycles_sequential=res.sequential.completion,
@@ -211,7 +211,7 @@ def stage_schedule(pt: Point) -> None:
 def stage_map(pt: Point) -> None:
     """Map every unified buffer (thesis ch. 5); a refused buffer fails the point."""
     from ..mapping.report import BACKENDS, backend_counts, map_report
-    from ..liveness import total_live_words
+    from ..schedule.liveness import total_live_words
     if pt.schedule is None:
         raise PointError("the map stage needs the schedule stage")
     # mapping may schedule again, with delayed producers kept early (map_scheduled)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from compiler.pipeline import compile_app
-from compiler.source import GoldenMismatch
+from compiler.frontend.source import GoldenMismatch
 from sim.array_run import model_for, run_bundle
 from tests.apps.test_apps import SMALL
 

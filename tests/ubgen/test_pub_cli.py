@@ -2,11 +2,14 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from ubgen import cli
-from ubgen.arch import ROOT, load_arch
+from ubgen.arch import load_arch
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args, cwd=ROOT):

@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``ubgen fpga`` (shared with ``python -m ubgen.fpga``)."""
     parser.add_argument("--target", required=True, help=f"one of {', '.join(TARGETS)}")
     parser.add_argument("--design", required=True, help=f"one of {', '.join(DESIGNS)}")
-    parser.add_argument("--arch", default=None, help="constraints/arch name or path "
+    parser.add_argument("--arch", default=None, help="ubgen/constraints/arch name or path "
                         "(default: the design's, pub for the bare blocks, cgra_4x4 for tiles)")
     parser.add_argument("--out", default=None, help="output directory "
                         "(default build/fpga/<target>_<design>)")

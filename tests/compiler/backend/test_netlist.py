@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from apps import NAMES
-from compiler.backend.model import check_netlist, simulate_netlist
+from compiler.backend.netlist_model import check_netlist, simulate_netlist
 from compiler.backend.netlist import GLBLayout, Netlist
 from compiler.cli import main
 from compiler.pipeline import FitError, check_result, compile_app, require_fit

@@ -24,7 +24,7 @@ from compiler.backend.route import RouteError, route
 from compiler.backend.pnr import routing_nets
 from compiler.cli import main
 from compiler.pipeline import compile_app
-from compiler.backend.model import check_netlist
+from compiler.backend.netlist_model import check_netlist
 from ubgen.arch import ARCH_DIR, load_arch
 
 from ...apps.test_apps import SMALL

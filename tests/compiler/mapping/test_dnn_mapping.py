@@ -17,7 +17,7 @@ import pytest
 from apps import get_app
 from compiler.mapping.map_buffer import map_buffers
 from compiler.mapping.port_sharing import share_output_ports
-from compiler.model import check_buffer
+from compiler.mapping.pub_model import check_buffer
 from compiler.schedule.report import schedule_program
 
 RESNET = dict(width=4, height=4, in_channels=8, out_channels=8, ic_unroll=4, oc_unroll=4)

@@ -9,7 +9,7 @@ from compiler.mapping.common import MappingError
 from compiler.mapping.hierarchy import select_level
 from compiler.mapping.map_buffer import map_buffer
 from compiler.mapping.merge import merge_banks
-from compiler.model import check_buffer
+from compiler.mapping.pub_model import check_buffer
 from ubgen.arch import load_arch
 
 from .fixtures import brighten_buffer, port
@@ -56,7 +56,7 @@ def test_two_row_delays_share_one_memory():
 
 
 def test_chaining_paper_example():
-    # capacity 32 words (constraints/arch/pub_small.toml): the 64-delay line buffer of the
+    # capacity 32 words (ubgen/constraints/arch/pub_small.toml): the 64-delay line buffer of the
     # brighten-blur app needs two chained memories, TileID(x, y) = floor(x / 32)
     arch = load_arch("pub_small")
     ub = brighten_buffer()

@@ -10,7 +10,7 @@ from compiler.mapping.common import MappingError
 from compiler.mapping.lane_banking import choose_lane_banking, lane_factors, lanes
 from compiler.mapping.map_buffer import map_buffer
 from compiler.mapping.registers import RFTile, register_file, rf_tile_registers
-from compiler.model import check_buffer, simulate_rf_tile
+from compiler.mapping.pub_model import check_buffer, simulate_rf_tile
 from ubgen.arch import MemParams, PUBParams
 from ubgen.controller import AffineMap, ControllerConfig
 

@@ -1,5 +1,5 @@
 """Register-file banks in MEM tiles (compiler/mapping/registers.py: placement and encoding with
-ubgen's exported layouts; compiler/model.py ``simulate_rf_tile``), and the encoded registers on
+ubgen's exported layouts; compiler/mapping/pub_model.py ``simulate_rf_tile``), and the encoded registers on
 the MEM core's register-file gateware (ubgen/mem/register_file.py on the PUB's lent controllers)
 giving the model's streams."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from compiler.mapping.common import MappingError
 from compiler.mapping.map_buffer import map_buffer
 from compiler.mapping.registers import (RFTile, pack_register_files, rf_tile,
                                         rf_tile_registers)
-from compiler.model import check_buffer, port_points, run_impl, simulate_rf_tile
+from compiler.mapping.pub_model import check_buffer, port_points, run_impl, simulate_rf_tile
 from tests.ubgen.test_mem_register_file import run_registers
 from ubgen.arch import MemParams, PUBParams, load_arch
 from ubgen.controller import AffineMap, ControllerConfig
@@ -129,7 +129,7 @@ def test_check_buffer_uses_the_tile_encoding(monkeypatch):
     impl = map_buffer(ub, "pub")
     assert [len(t.banks) for t in pack_register_files(impl.register_files, PUB, MEM)] == [2, 2]
     assert check_buffer(ub, impl).ok
-    import compiler.model as model
+    import compiler.mapping.pub_model as model
     good = model.rf_tile_registers
 
     def no_base(tile, params, mem):

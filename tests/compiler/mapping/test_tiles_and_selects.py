@@ -12,7 +12,7 @@ from compiler.mapping.common import Affine, MappingError
 from compiler.mapping.linearize import tile_dims, versions_match, with_tile_dims
 from compiler.mapping.map_buffer import map_buffer
 from compiler.mapping.vectorize import WordStream, pub_configs
-from compiler.model import check_buffer
+from compiler.mapping.pub_model import check_buffer
 from compiler.schedule.report import schedule_program
 from ubgen.arch import PUBParams, load_arch
 
