@@ -37,6 +37,7 @@ from pathlib import Path
 from .bundle import validate_bundle
 from .progress import ProgressTail
 from .runner import BUILD, VERILATOR_ARGS, fst_build_args, hier_block_args, setup_verilator
+from ubgen.paths import shown
 
 __all__ = ["run_bundle", "model_for", "generate_verilog", "ModelOptions", "E2E_BUILD",
            "RunError"]
@@ -56,12 +57,14 @@ def _arch(arch):
 
 def generate_verilog(arch) -> tuple[Path, str, float]:
     """``arch``'s ``cgra_top`` Verilog from the Verilog cache (:func:`ubgen.top.cached_verilog`,
-    generated on a miss); returns (directory, cache key, seconds spent generating: 0 on a
-    hit). The key is a digest of the generator's source, the arch and the tool versions, so a
-    warm run does not elaborate the array to find out whether it changed."""
+    generated on a miss); returns (directory, SHA-256 of its files, seconds spent generating: 0
+    on a hit). The cache's key is a digest of the generator's source, the arch and the tool
+    versions, so a warm run does not elaborate the array to find out whether it changed; the
+    model is keyed by the files' content, so an edit of the generator that leaves the Verilog
+    as it was regenerates the text once and keeps the model."""
     from ubgen.top import cached_verilog
     entry = cached_verilog(_arch(arch))
-    return entry.dir, entry.key, entry.seconds
+    return entry.dir, entry.content_digest(), entry.seconds
 
 
 @contextmanager
@@ -123,8 +126,8 @@ FLAVOUR = "vpi-cocotb-2"
 
 
 def model_key(verilog_key: str, options: ModelOptions, waves: bool) -> str:
-    """The model's cache key: the Verilog's key, the build options, the Verilator version and
-    the cocotb library it links."""
+    """The model's cache key: the Verilog's content digest, the build options, the Verilator
+    version and the cocotb library it links."""
     from importlib import metadata
     parts = {"verilog": verilog_key, "options": asdict(options), "waves": waves,
              "flavour": FLAVOUR, "verilator": metadata.version("verilator"),
@@ -164,6 +167,13 @@ def _verilate(build_dir: Path, rtl: Path, arch, waves: bool, options: ModelOptio
                 raise RunError(f"Verilator build failed ({c[0]}); see {build_dir}/build.log")
 
 
+def _children_cpu() -> float:
+    """CPU seconds of the finished child processes (a build's Verilator, make and compilers)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def model_for(arch, waves: bool = False, log=None, options: ModelOptions | None = None) -> dict:
     """The Verilator model of ``arch``'s ``cgra_top``, built if no model of that Verilog with
     those ``options`` exists. Returns ``{"build_dir", "rtl", "sha256" (the model's key), "top",
@@ -173,7 +183,7 @@ def model_for(arch, waves: bool = False, log=None, options: ModelOptions | None 
     options = options or ModelOptions()
     say = log or (lambda msg: None)
     rtl, vkey, vsec = generate_verilog(arch)
-    say(f"Verilog: {arch.name}, key {vkey[:16]} "
+    say(f"Verilog: {arch.name}, sha256 {vkey[:16]} "
         + (f"(generated in {vsec:.1f} s)" if vsec else "(cached)"))
     key = model_key(vkey, options, waves)
     top = top_module(arch)
@@ -184,9 +194,9 @@ def model_for(arch, waves: bool = False, log=None, options: ModelOptions | None 
                   and json.loads(stamp.read_text()).get("key") == key)
         seconds = 0.0
         if not cached:
-            say(f"Verilator build: {build_dir.relative_to(BUILD.parent.parent)} (cold, minutes; "
+            say(f"Verilator build: {shown(build_dir)} (cold, minutes; "
                 f"options: {options.describe()})")
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), _children_cpu()
             setup_verilator()
             if build_dir.exists():
                 shutil.rmtree(build_dir)
@@ -198,9 +208,10 @@ def model_for(arch, waves: bool = False, log=None, options: ModelOptions | None 
             except RuntimeError as e:       # fst_build_args: no LZ4 library
                 raise RunError(f"Verilator build failed ({e})") from None
             seconds = time.perf_counter() - t
-            stamp.write_text(json.dumps({"key": key, "verilog_key": vkey, "arch": arch.name,
+            stamp.write_text(json.dumps({"key": key, "verilog_sha256": vkey, "arch": arch.name,
                                          "waves": waves, "options": asdict(options),
-                                         "seconds": round(seconds, 1)}))
+                                         "seconds": round(seconds, 1),
+                                         "cpu_seconds": round(_children_cpu() - cpu, 1)}))
         else:
             say(f"Verilator build: cached ({build_dir.name})")
     amap = json.loads((rtl / f"{top}.json").read_text())

@@ -129,13 +129,14 @@ PUB_ARCH = "pub"                 # default arch of the PUB level
 
 
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
-              out_dir: Path | None = None, log=None, progress=sys.stdout) -> dict:
+              out_dir: Path | None = None, log=None, progress=True) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
     :func:`record_path`). The golden comes first (``compiler.frontend.source.establish_golden``): when the
     interpreter and the app's reference (or real Halide) disagree, the record says
     ``passed: false`` with the first differing word and nothing is compiled or simulated.
     Raises the compiler's and place and route's one-line errors (``ValueError``/``KeyError``
-    subclasses) before anything is written."""
+    subclasses) before anything is written. ``progress``: where the simulation's live progress
+    goes (True: standard output; a stream; None: nowhere)."""
     from compiler.pipeline import compile_app, compile_on_smallest, require_fit, shipped_arrays
     from compiler.frontend.source import GoldenMismatch, effective_sizes
     from sim.array_run import model_for, run_bundle
@@ -187,7 +188,7 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     else:
         say(f"Verilator build: {model['verilator_build_seconds']:.1f} s")
     res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model,
-                     progress=progress)
+                     progress=sys.stdout if progress is True else progress or None)
     record = dict(base, golden=golden.kind, golden_checked=list(golden.checked),
                   pes=rep["pes"], mems=rep["mems"], ios=rep["ios"],
                   registers=rep["registers"], bitstream_words=len(bundle["bitstream"]),

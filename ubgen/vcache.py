@@ -6,7 +6,7 @@ its Yosys). The same key gives the same files, so a second ``make sim``, ``make 
 FPGA flow on an unchanged generator reads them instead of elaborating the array again; an
 edited generator (any byte of any of its source files) gets a new key and is generated afresh.
 
-Entries live in ``build/verilog/<what>-<arch>-<key16>/`` (the files and ``key.json``, which
+Entries live in ``build/verilog/<what>-<arch>-<key16>/`` (``ubgen.paths.build_dir``) (the files and ``key.json``, which
 records what the key was made of); an entry is written to a temporary directory and renamed,
 so a failure leaves nothing and concurrent writers (test workers, Dask workers) agree.
 Amaranth-free: this module only hashes and reads files; the generators are passed in.
@@ -23,10 +23,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
+from .paths import PACKAGE_DIR, build_dir
+
 __all__ = ["CACHE_DIR", "source_digest", "toolchain", "cache_key", "cached_texts", "Entry"]
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-CACHE_DIR = PACKAGE_DIR.parent / "build" / "verilog"
+CACHE_DIR = build_dir("verilog")
 KEY_FILE = "key.json"
 
 _DIGESTS: dict[Path, str] = {}
@@ -82,9 +83,20 @@ class Entry:
     def __init__(self, path: Path, key: str, seconds: float, hit: bool):
         self.dir, self.key, self.seconds, self.hit = path, key, seconds, hit
 
+    def files(self) -> list[Path]:
+        return [p for p in sorted(self.dir.iterdir()) if p.name != KEY_FILE]
+
     def texts(self) -> dict[str, str]:
-        return {p.name: p.read_text() for p in sorted(self.dir.iterdir())
-                if p.name != KEY_FILE}
+        return {p.name: p.read_text() for p in self.files()}
+
+    def content_digest(self) -> str:
+        """SHA-256 over the files' names and bytes: what a consumer of the Verilog (a
+        Verilator model) depends on, unchanged when an edit of the generator leaves the
+        text as it was."""
+        h = hashlib.sha256()
+        for p in self.files():
+            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        return h.hexdigest()
 
 
 def cached_texts(what: str, arch, make: Callable[[], dict[str, str]], *,

@@ -1,6 +1,8 @@
 """``ubc sim``: the main job, the app end to end on the generated accelerator in Verilator
-(``sim.main``; docs/simulation.md), and ``ubc evaluate``: the thesis and paper tables
-(``compiler.sweep.evaluate``; docs/sweep.md). ``make sim`` and ``make evaluate`` call these."""
+(``sim.main``; docs/simulation.md), ``ubc regress``: every app end to end at its Table 7.1 size
+on the sweep engine (``compiler.sweep.regress``; docs/simulation.md "Regression"), and ``ubc
+evaluate``: the thesis and paper tables (``compiler.sweep.evaluate``; docs/sweep.md). ``make
+sim``, ``make regress`` and ``make evaluate`` call these."""
 from __future__ import annotations
 
 __all__ = ["add_sim_subcommands"]
@@ -9,7 +11,7 @@ __all__ = ["add_sim_subcommands"]
 def add_sim_subcommands(subparsers) -> None:
     import argparse
     from sim import main as sim_main
-    from ..sweep import evaluate
+    from ..sweep import evaluate, regress
     s = subparsers.add_parser(
         "sim", help="run APP end to end on the generated accelerator (Verilator) and check it",
         description=sim_main.__doc__.split("\n\n")[0],
@@ -17,6 +19,13 @@ def add_sim_subcommands(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sim_main.add_arguments(s)
     s.set_defaults(func=sim_main.run_from_args)
+    r = subparsers.add_parser(
+        "regress", help="every app at its Table 7.1 size end to end on the RTL (Dask)",
+        description=regress.__doc__.split("\n\n")[0],
+        epilog=regress.__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    regress.add_arguments(r)
+    r.set_defaults(func=regress.run_from_args)
     e = subparsers.add_parser(
         "evaluate", help="the thesis/paper evaluation on the sweep engine -> docs/evaluation.md",
         description=evaluate.__doc__.split("\n\n")[0])

@@ -6,6 +6,7 @@ the addresses (``control``, ``glb_base``, ``glb_rows_base``)."""
 from __future__ import annotations
 
 import logging
+from typing import Protocol
 
 import cocotb
 from cocotb.clock import Clock
@@ -83,51 +84,6 @@ class Host:
             out.append(bytes(ev.data.data))
         return out
 
-    async def write_registers(self, pairs: list[tuple[int, int]], what: str) -> None:
-        """32-bit registers ``(address, value)``: each stretch of consecutive addresses (in
-        the given order) one burst."""
-        addrs = [a for a, _ in pairs]
-        chunks = [(addrs[i], b"".join(int(v).to_bytes(WORD_BYTES, "little")
-                                      for _, v in pairs[i:i + n]))
-                  for i, n in runs(addrs, WORD_BYTES)]
-        await self.write_bursts(chunks, what)
-
-    async def read_registers(self, addrs: list[int], what: str, gap: int = 8) -> list[int]:
-        """32-bit registers at ``addrs`` (sorted): stretches with gaps of at most ``gap``
-        registers read as one burst (the addresses in between are read and dropped, so they
-        must be legal to read)."""
-        spans = runs(addrs, WORD_BYTES, gap)
-        data = await self.read_bursts(
-            [(addrs[i], addrs[i + n - 1] - addrs[i] + WORD_BYTES) for i, n in spans], what)
-        out = []
-        for (i, n), blob in zip(spans, data):
-            for a in addrs[i:i + n]:
-                k = a - addrs[i]
-                out.append(int.from_bytes(blob[k:k + WORD_BYTES], "little"))
-        return out
-
-    async def write_glb(self, pairs: list[tuple[int, int]], what: str) -> None:
-        """GLB words ``(word, value)`` through the row window, each stretch of consecutive
-        words one chunk."""
-        words = [w for w, _ in pairs]
-        chunks = [(self.glb_row(words[i]), b"".join(int(v).to_bytes(GLB_WORD_BYTES, "little")
-                                                    for _, v in pairs[i:i + n]))
-                  for i, n in runs(words, 1)]
-        await self.write_bursts(chunks, what)
-
-    async def read_glb(self, words: list[int], what: str, gap: int = 32) -> list[int]:
-        """GLB words at ``words`` (sorted) through the row window."""
-        spans = runs(words, 1, gap)
-        data = await self.read_bursts(
-            [(self.glb_row(words[i]), GLB_WORD_BYTES * (words[i + n - 1] - words[i] + 1))
-             for i, n in spans], what)
-        out = []
-        for (i, n), blob in zip(spans, data):
-            for w in words[i:i + n]:
-                k = GLB_WORD_BYTES * (w - words[i])
-                out.append(int.from_bytes(blob[k:k + GLB_WORD_BYTES], "little"))
-        return out
-
     async def run_until_done(self, done_cycle, timeout=10_000):
         await self.write(self.ctrl("DONE_CYCLE"), done_cycle)
         await self.write(self.ctrl("START"), 1)
@@ -141,6 +97,67 @@ class Host:
         assert await self.read(self.ctrl("ERROR")) == 0
         await self.write(self.ctrl("START"), 0)
         return cycle
+
+
+class BurstEngine(Protocol):
+    """What the bulk steps need from a burst master (:class:`Host` with cocotbext-axi's
+    ``AxiMaster``; the reliability run's random-timing master): the helpers below turn
+    registers and GLB words into chunks of bytes for it."""
+
+    def glb_row(self, word: int) -> int: ...
+
+    async def write_bursts(self, chunks: list[tuple[int, bytes]], what: str) -> None: ...
+
+    async def read_bursts(self, chunks: list[tuple[int, int]], what: str) -> list[bytes]: ...
+
+
+async def write_registers(engine, pairs: list[tuple[int, int]], what: str) -> None:
+    """32-bit registers ``(address, value)``: each stretch of consecutive addresses (in the
+    given order) one chunk."""
+    addrs = [a for a, _ in pairs]
+    chunks = [(addrs[i], b"".join(int(v).to_bytes(WORD_BYTES, "little")
+                                  for _, v in pairs[i:i + n]))
+              for i, n in runs(addrs, WORD_BYTES)]
+    await engine.write_bursts(chunks, what)
+
+
+async def read_registers(engine, addrs: list[int], what: str, gap: int = 8) -> list[int]:
+    """32-bit registers at ``addrs`` (sorted): stretches with gaps of at most ``gap`` registers
+    read as one chunk (the addresses in between are read and dropped, so they must be legal to
+    read)."""
+    spans = runs(addrs, WORD_BYTES, gap)
+    data = await engine.read_bursts(
+        [(addrs[i], addrs[i + n - 1] - addrs[i] + WORD_BYTES) for i, n in spans], what)
+    out = []
+    for (i, n), blob in zip(spans, data):
+        for a in addrs[i:i + n]:
+            k = a - addrs[i]
+            out.append(int.from_bytes(blob[k:k + WORD_BYTES], "little"))
+    return out
+
+
+async def write_glb(engine, pairs: list[tuple[int, int]], what: str) -> None:
+    """GLB words ``(word, value)`` through the row window, each stretch of consecutive words
+    one chunk."""
+    words = [w for w, _ in pairs]
+    chunks = [(engine.glb_row(words[i]), b"".join(int(v).to_bytes(GLB_WORD_BYTES, "little")
+                                                  for _, v in pairs[i:i + n]))
+              for i, n in runs(words, 1)]
+    await engine.write_bursts(chunks, what)
+
+
+async def read_glb(engine, words: list[int], what: str, gap: int = 32) -> list[int]:
+    """GLB words at ``words`` (sorted) through the row window."""
+    spans = runs(words, 1, gap)
+    data = await engine.read_bursts(
+        [(engine.glb_row(words[i]), GLB_WORD_BYTES * (words[i + n - 1] - words[i] + 1))
+         for i, n in spans], what)
+    out = []
+    for (i, n), blob in zip(spans, data):
+        for w in words[i:i + n]:
+            k = GLB_WORD_BYTES * (w - words[i])
+            out.append(int.from_bytes(blob[k:k + GLB_WORD_BYTES], "little"))
+    return out
 
 
 async def start_host(dut, p: dict, axil: bool = True) -> Host:
