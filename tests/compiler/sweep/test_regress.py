@@ -39,3 +39,13 @@ def test_write_doc_replaces_between_markers(tmp_path):
     doc.write_text("no markers\n")
     with pytest.raises(ValueError, match="markers"):
         write_doc("t\n", doc)
+
+
+def test_the_shipped_doc_has_the_markers(tmp_path):
+    """``make regress --doc`` writes into docs/simulation.md: its markers are there (a copy is
+    written, the doc itself is left alone)."""
+    from compiler.sweep.regress import DOC
+    copy = tmp_path / "simulation.md"
+    copy.write_text(DOC.read_text())
+    write_doc("the table\n", copy)
+    assert f"{BEGIN}\nthe table\n{END}" in copy.read_text()
