@@ -337,6 +337,8 @@ STAGES: dict[str, Callable[[Point], None]] = {
     "pnr": stage_pnr,
     "sim": stage_sim,
 }
+# Stages that need an earlier one in the same run (the stage reads what it leaves).
+REQUIRES: dict[str, str] = {"sim": "pnr"}
 
 
 def glb_words(program) -> int:
