@@ -81,7 +81,8 @@ def _locked(path: Path):
 @dataclass(frozen=True)
 class ModelOptions:
     """How the Verilator model of ``cgra_top`` is built (docs/simulation.md "Speed";
-    ``bench/sim_speed.py`` compares them). The defaults are the fastest measured.
+    ``bench/sim_speed.py`` compares them). The defaults measured as fast as Verilator's own
+    optimisation levels per CPU second and far faster than two threads on two shared cores.
 
     ``hierarchical``: the tile modules as hierarchical blocks (docs/array.md "Verilator"; a
     flat model of a large array does not build); ``verilator_opt``: Verilator's own
