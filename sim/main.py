@@ -129,19 +129,21 @@ PUB_ARCH = "pub"                 # default arch of the PUB level
 
 
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
-              out_dir: Path | None = None, log=print) -> dict:
+              out_dir: Path | None = None, log=None, progress=True) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
     :func:`record_path`). The golden comes first (``compiler.frontend.source.establish_golden``): when the
     interpreter and the app's reference (or real Halide) disagree, the record says
     ``passed: false`` with the first differing word and nothing is compiled or simulated.
     Raises the compiler's and place and route's one-line errors (``ValueError``/``KeyError``
-    subclasses) before anything is written."""
+    subclasses) before anything is written. ``progress``: where the simulation's live progress
+    goes (True: standard output; a stream; None: nowhere)."""
     from compiler.pipeline import (compile_app, compile_fitting, compile_on_smallest,
                                    shipped_arrays)
     from compiler.frontend.source import GoldenMismatch, effective_sizes
     from sim.array_run import model_for, run_bundle
 
     t0 = time.perf_counter()
+    log = log or (lambda msg: print(msg, flush=True))
     say = lambda msg: log(f"[{time.perf_counter() - t0:7.1f} s] {msg}")
     # the golden needs no arch: establish it on the frontend alone, before compiling
     front = compile_app(app, arch_name or shipped_arrays()[0], sizes, until="frontend",
@@ -199,7 +201,8 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     arrays = ({"inputs": front.inputs, "expected": golden.outputs}
               if result.tiling is not None else None)
     res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model,
-                     arrays=arrays)
+                     arrays=arrays,
+                     progress=sys.stdout if progress is True else progress or None)
     record = dict(base, golden=golden.kind, golden_checked=list(golden.checked),
                   pes=rep["pes"], mems=rep["mems"], ios=rep["ios"],
                   registers=rep["registers"], bitstream_words=len(bundle["bitstream"]),

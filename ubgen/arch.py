@@ -279,6 +279,9 @@ def load_arch(path: str | Path = "pub") -> Arch:
     glb = _section(data, "glb", GLBParams, source)
     if not _is_pow2(glb.bank_words):
         raise ArchError(f"{source}: glb.bank_words must be a power of two, got {glb.bank_words}")
+    if glb.bank_words < 4:      # ubgen.glb.spec.ROW_WORDS: a bank is rows of four words
+        raise ArchError(f"{source}: glb.bank_words must be at least 4 (one row of the global "
+                        f"buffer), got {glb.bank_words}")
     schedule = _section(data, "schedule", ScheduleParams, source, allow_zero=True)
     return Arch(name=p.stem, pub=pub, dpbuf=dp, mem=mem, area=area, array=array, glb=glb,
                 schedule=schedule, raw=data)

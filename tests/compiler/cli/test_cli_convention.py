@@ -41,7 +41,7 @@ TRANSPOSED = ("import numpy as np\n"
 def test_ubc_help_lists_every_subcommand():
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     assert set(sub.choices) == {"schedule", "map", "compile", "netlist", "sweep", "pnr", "sim",
-                                "evaluate"}
+                                "regress", "evaluate"}
 
 
 def test_shipped_arrays_smallest_first():
