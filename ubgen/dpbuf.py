@@ -24,11 +24,11 @@ from amaranth.lib.wiring import In, Out
 
 from .arch import DPBufParams
 from .regmap import CONFIG_DATA_WIDTH
-from .mem.dp_spec import DPBUF_STATUS, dpbuf_layouts, dpbuf_regmap
+from .mem.dp_spec import DPBUF_STATUS, dpbuf_layouts, dpbuf_regmap, encode_dpbuf
 from .pub.control import (BlockConfig, CycleCounter, add_controllers, chain_output,
                           connect_config, tile_match)
 
-__all__ = ["DPBuffer", "dpbuf_layouts", "dpbuf_regmap", "DPBUF_STATUS"]
+__all__ = ["DPBuffer", "dpbuf_layouts", "dpbuf_regmap", "encode_dpbuf", "DPBUF_STATUS"]
 
 
 class DPBuffer(wiring.Component):

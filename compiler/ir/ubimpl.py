@@ -13,18 +13,20 @@ is a stream graph: every node is a stream of values over unstalled cycles, named
 
 ``connections[port]`` is the node each logical output port reads at its scheduled cycles.
 Each PUB block carries the affine :class:`~ubgen.controller.ControllerConfig` of all its
-controllers; :meth:`PUBBlock.registers` encodes them with ``ubgen.controller.encode_controller``
-(the only encoder) and checks every value against the PUB's exported register map.
+controllers; :meth:`PUBBlock.registers` encodes them with ``ubgen.pub.encode_pub`` (the PUB's
+encoder over ``ubgen.controller.encode_controller``) and checks every value against the PUB's
+exported register map.
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ubgen.arch import DPBufParams, PUBParams
-from ubgen.controller import ControllerConfig, EncodeError, encode_controller
-from ubgen.mem.dp_spec import dpbuf_layouts, dpbuf_regmap
-from ubgen.pub import pub_layouts, pub_regmap
+from ubgen.controller import ControllerConfig, EncodeError
+from ubgen.mem.dp_spec import dpbuf_regmap, encode_dpbuf
+from ubgen.pub import encode_pub, pub_regmap
 
 
 class RegisterWidthError(ValueError):
@@ -57,7 +59,8 @@ class PUBBlock:
 
     def registers(self, params: PUBParams) -> list[dict[str, int]]:
         """Register values of every tile (one dict per tile, register-map names)."""
-        return _tile_registers(self, pub_layouts(params), pub_regmap(params), {"mode": 0})
+        return _tile_registers(self, lambda cfgs: encode_pub(cfgs, params), pub_regmap(params),
+                               {"mode": 0})
 
     def to_dict(self) -> dict:
         return {"name": self.name, "inputs": self.inputs, "outputs": self.outputs,
@@ -87,7 +90,8 @@ class DPBlock:
 
     def registers(self) -> list[dict[str, int]]:
         """Register values of every tile of the DP-SRAM + AG (``ubgen.mem.dp_spec``)."""
-        return _tile_registers(self, dpbuf_layouts(self.params), dpbuf_regmap(self.params), {})
+        return _tile_registers(self, lambda cfgs: encode_dpbuf(cfgs, self.params),
+                               dpbuf_regmap(self.params), {})
 
     def to_dict(self) -> dict:
         return {"name": self.name, "inputs": self.inputs, "outputs": self.outputs,
@@ -96,18 +100,19 @@ class DPBlock:
                 "configs": {k: _config_dict(v) for k, v in self.configs.items() if v.extents}}
 
 
-def _tile_registers(block, layouts: dict, regmap, base: dict[str, int]) -> list[dict[str, int]]:
+def _tile_registers(block, encode: Callable[[dict[str, ControllerConfig]], dict[str, int]],
+                    regmap, base: dict[str, int]) -> list[dict[str, int]]:
     """Register values of every tile of a memory ``block`` (a :class:`PUBBlock` or
-    :class:`DPBlock`): each controller of ``layouts`` encoded by ``encode_controller`` (absent:
-    disabled), chaining on when the block has several tiles, ``tile_id`` per tile, every value
-    checked against ``regmap``. Raises :class:`RegisterWidthError` naming the buffer."""
+    :class:`DPBlock`): its controllers encoded by the block's own encoder ``encode``
+    (``ubgen.pub.encode_pub``, which fits the loop levels and checks the PUB's fixed parts, or
+    ``ubgen.mem.dp_spec.encode_dpbuf``; absent controllers disabled), chaining on when the block
+    has several tiles, ``tile_id`` per tile, every value checked against ``regmap``. Raises
+    :class:`RegisterWidthError` naming the buffer."""
     base = dict(base, chain_en=int(block.tiles > 1))
-    for name, layout in layouts.items():
-        try:
-            base.update(encode_controller(block.configs.get(name, ControllerConfig.disabled()),
-                                          layout))
-        except EncodeError as e:
-            raise RegisterWidthError(f"buffer {block.buffer}: {e}") from None
+    try:
+        base.update(encode({n: c for n, c in block.configs.items() if c.extents}))
+    except EncodeError as e:
+        raise RegisterWidthError(f"buffer {block.buffer}: {e}") from None
     out = []
     for t in range(block.tiles):
         regs = dict(base, tile_id=t)

@@ -29,7 +29,7 @@ from sim.buffet_run import app_buffet_jobs, run_buffet_jobs
 
 pytestmark = pytest.mark.rtl
 
-CI = {"dp": ("cgra_dp_4x4", "gaussian", dict(width=32, height=12)),
+CI = {"dp": ("cgra_dp_4x8", "gaussian", dict(width=32, height=12)),
       "dp-pe": ("cgra_dppe_4x8", "upsample", dict(width=16, height=8))}
 FULL = {"dp": "cgra_dp_16x32", "dp-pe": "cgra_dppe_16x32"}
 APPS = ("gaussian", "harris", "upsample")

@@ -23,11 +23,11 @@ returns the old word).
 from __future__ import annotations
 
 from ..arch import Arch, DPBufParams
-from ..controller import ControllerLayout
+from ..controller import ControllerConfig, ControllerLayout, EncodeError, encode_controller
 from ..regmap import RegisterMap
 
-__all__ = ["MEM_KINDS", "DPBUF_STATUS", "dpbuf_layouts", "dpbuf_regmap", "dp_ports",
-           "dpram_ports", "dpram_regmap", "DPRAM_ADDR_PORTS", "mem_core_spec"]
+__all__ = ["MEM_KINDS", "DPBUF_STATUS", "dpbuf_layouts", "dpbuf_regmap", "encode_dpbuf",
+           "dp_ports", "dpram_ports", "dpram_regmap", "DPRAM_ADDR_PORTS", "mem_core_spec"]
 
 MEM_KINDS = ("pub", "dp", "dp-pe")
 DPBUF_STATUS = ("cycle_count",)
@@ -37,7 +37,20 @@ DPRAM_ADDR_PORTS = ("waddr", "raddr")
 def dpbuf_layouts(params: DPBufParams) -> dict[str, ControllerLayout]:
     """The write and read controllers, each with one address generator ``addr``."""
     width = params.sram_addr_width + params.chain_bits
-    return {n: ControllerLayout(n, {"addr": width}, params.controller) for n in ("wr", "rd")}
+    return {n: ControllerLayout(n, {"addr": width}, params.controller.for_kind(n))
+            for n in ("wr", "rd")}
+
+
+def encode_dpbuf(configs: dict[str, ControllerConfig], params: DPBufParams) -> dict[str, int]:
+    """Register values of both controllers for the affine ``configs`` (absent: disabled)."""
+    layouts = dpbuf_layouts(params)
+    unknown = sorted(set(configs) - set(layouts))
+    if unknown:
+        raise EncodeError(f"dpbuf: no controller {unknown[0]}")
+    regs: dict[str, int] = {}
+    for name, layout in layouts.items():
+        regs.update(encode_controller(configs.get(name, ControllerConfig.disabled()), layout))
+    return regs
 
 
 def dpbuf_regmap(params: DPBufParams) -> RegisterMap:

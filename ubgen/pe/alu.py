@@ -2,7 +2,10 @@
 
 The op semantics are defined in :mod:`ubgen.pe.ops`; the COUNTER state lives in the PE
 (:class:`ubgen.pe.pe.PE`) and comes in on ``count``; the STEP state is the PE's output register
-and comes in on ``acc`` (the ALU computes the next state).
+and comes in on ``acc`` (the ALU computes the next state). ``ALU(without={...})`` leaves ops
+out (the op's code then gives ``res = res_p = 0``); the PE builds every op, the option exists
+to measure what one op costs (``bench/pe_area.py``; ``bench/area.py``'s PE without STEP;
+docs/pe.md).
 """
 
 from amaranth.hdl import Module, Mux
@@ -15,8 +18,6 @@ __all__ = ["ALU"]
 
 
 class ALU(wiring.Component):
-    """``step`` = False builds the ALU without the STEP op (the baseline docs/pe.md measures
-    it against); every other op is the same."""
     op: In(OP_WIDTH)
     a: In(WORD_BITS)
     b: In(WORD_BITS)
@@ -28,8 +29,8 @@ class ALU(wiring.Component):
     res: Out(WORD_BITS)
     res_p: Out(1)
 
-    def __init__(self, step: bool = True):
-        self.step = step
+    def __init__(self, without: frozenset[PEOp] | set[PEOp] = frozenset()):
+        self.without = frozenset(PEOp(op) for op in without)
         super().__init__()
 
     def elaborate(self, platform):
@@ -48,6 +49,7 @@ class ALU(wiring.Component):
             PEOp.UMIN: Mux(a < b, a, b), PEOp.UMAX: Mux(a > b, a, b),
             PEOp.ABS: Mux(sa < 0, -sa, sa), PEOp.ABSDIFF: Mux(sa < sb, sb - sa, sa - sb),
             PEOp.UABSDIFF: Mux(a < b, b - a, a - b), PEOp.SEL: Mux(b0, a, b),
+            PEOp.UDIV: Mux(b == 0, 0, a // b),
         }
         flags = {
             PEOp.EQ: a == b, PEOp.NE: a != b, PEOp.SLT: sa < sb, PEOp.SLE: sa <= sb,
@@ -56,6 +58,8 @@ class ALU(wiring.Component):
             PEOp.BAND: b0 & b1, PEOp.BOR: b0 | b1, PEOp.BXOR: b0 ^ b1, PEOp.BNOT: ~b0,
             PEOp.LUT3: self.lut.bit_select(self.bits, 1),
         }
+        words = {op: v for op, v in words.items() if op not in self.without}
+        flags = {op: v for op, v in flags.items() if op not in self.without}
         with m.Switch(self.op):
             with m.Case(PEOp.PASS):
                 m.d.comb += [res.eq(a), p.eq(b0)]
@@ -65,7 +69,7 @@ class ALU(wiring.Component):
             for op, value in flags.items():
                 with m.Case(op):
                     m.d.comb += [p.eq(value), res.eq(value)]
-            if self.step:
+            if PEOp.STEP not in self.without:
                 with m.Case(PEOp.STEP):
                     zero = self.acc == 0
                     nxt = Mux(b0, self.acc + Mux(Mux(self.bits[2], zero, b1), b, a), self.acc)

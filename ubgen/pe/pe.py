@@ -40,11 +40,12 @@ class PE(wiring.Component):
     PORTS = PE_PORTS
 
     def __init__(self, arch: Arch | None = None, *, output_register: bool | None = None,
-                 cfg_addr_width: int = TILE_ADDR_WIDTH, step: bool = True):
+                 cfg_addr_width: int = TILE_ADDR_WIDTH,
+                 without: frozenset[PEOp] | set[PEOp] = frozenset()):
         if output_register is None:
             output_register = arch.array.pe_output_register if arch is not None else True
         self.output_register = output_register
-        self.step = step                 # False: without the STEP op (docs/pe.md's baseline)
+        self.without = frozenset(PEOp(op) for op in without)   # ops left out (ubgen.pe.alu)
         self._regmap = pe_regmap(output_register)
         super().__init__(core_members(self.PORTS, cfg_addr_width))
 
@@ -62,7 +63,7 @@ class PE(wiring.Component):
         m.submodules.regs = regs = ConfigRegisters(self.regmap, len(self.cfg.addr))
         wiring.connect(m, wiring.flipped(self.cfg), regs.bus)
         f = regs.fields
-        m.submodules.alu = alu = ALU(step=self.step)
+        m.submodules.alu = alu = ALU(without=self.without)
 
         def operand(name):
             return Mux(f[f"{name}_const_en"], f[f"{name}_const"], getattr(self, f"in_{name}"))
@@ -88,7 +89,7 @@ class PE(wiring.Component):
             m.d.comb += alu.acc.eq(res_q)
             with m.If(~self.stall):
                 m.d.sync += [res_q.eq(alu.res), res_p_q.eq(alu.res_p)]
-            if self.step:
+            if PEOp.STEP not in self.without:
                 with m.If(~self.run & (f["op"] == PEOp.STEP)):   # STEP: the state's reset
                     m.d.sync += [res_q.eq(alu.c), res_p_q.eq(alu.c == 0)]
             with m.If(f["out_reg"]):

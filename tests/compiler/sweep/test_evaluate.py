@@ -33,10 +33,10 @@ def test_evaluation_document(monkeypatch, tmp_path):
                   "Thesis Table 7.8", "The memory backends end to end",
                   "Thesis Figure 7.5", "Place and route of the Table IV points"):
         assert f"## {title}" in text, title
-    assert "| gaussian | 11 | 19 |" in text                  # the netlist's PEs, paper's 19
+    assert "| gaussian | 13 | 19 |" in text                  # the netlist's PEs, paper's 19
     assert "| 4102 |" in text and "| 11784 |" in text and "| 9807 |" in text
     pnr = text.split("## Place and route")[1].split("## ")[0]
-    assert "| gaussian | 11 | 0 | 2 |" in pnr and "| pass |" in pnr     # placed, routed, checked
+    assert "| gaussian | 13 | 0 | 2 |" in pnr and "| pass |" in pnr     # placed, routed, checked
     assert "bench/area.py failed: yosys not run in this test" in text
     assert "Verilator not run in this test" in text
     # Table 7.3 from real mappings: upsample's one dual-port memory, one buffet
