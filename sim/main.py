@@ -238,6 +238,7 @@ def write_images(record: Path, inputs: dict, outputs: dict) -> list[str]:
     scaled to 8 bits by the array's maximum when it exceeds 255. Returns the files written."""
     from PIL import Image
     files = []
+    record.parent.mkdir(parents=True, exist_ok=True)
     for name, arr in list(inputs.items()) + list(outputs.items()):
         a = np.asarray(arr).astype(np.int64)
         if not (a.ndim == 2 or (a.ndim == 3 and a.shape[2] == 3)) or min(a.shape[:2]) < 2:
