@@ -231,3 +231,43 @@ def test_amaranth_check_sees_amaranth():
     """Negative control: building the PE (an Amaranth component) is seen."""
     assert _fresh("import ubgen.pe.pe") == "True"
     assert _fresh("from ubgen.pe import PE") == "True"
+
+
+# --- no import circles (docs/design.md §2), imports inside functions included
+
+PACKAGES = ("ubgen", "compiler", "sim", "apps")
+
+
+def import_graph(files) -> "nx.DiGraph":
+    """The module import graph of ``files`` (``(path, module name, package)``): an edge for
+    every ``import`` statement at any depth (inside functions too), to the module named or, for
+    ``from M import name``, to ``M.name`` when that is a module of ``files``."""
+    import networkx as nx
+    files = list(files)
+    known = {name for _p, name, _pkg in files}
+    g = nx.DiGraph()
+    g.add_nodes_from(known)
+    for path, name, pkg in files:
+        for mod in _imports(path, pkg):
+            if mod in known and mod != name:
+                g.add_edge(name, mod)
+    return g
+
+
+def import_circles(files) -> list[list[str]]:
+    import networkx as nx
+    return sorted(sorted(c) for c in nx.simple_cycles(import_graph(files)))
+
+
+def test_no_import_circles():
+    files = [f for top in PACKAGES for f in _modules(top)]
+    assert import_circles(files) == []
+
+
+def test_circle_check_sees_a_planted_circle(tmp_path):
+    """Negative control: two modules importing each other, one of them inside a function."""
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("from . import b\n")
+    b.write_text("def f():\n    from .a import g\n")
+    circles = import_circles([(a, "compiler.x.a", "compiler.x"), (b, "compiler.x.b", "compiler.x")])
+    assert circles == [["compiler.x.a", "compiler.x.b"]]
