@@ -84,12 +84,21 @@ class BuildOptions:
     read_latency: int = 1
 
 
-class _Builder:
+class NetlistBuilder:
+    """Builds the netlist of one application (module docstring). The hardware each stream
+    gets is chosen by the leaf methods (:meth:`pe`, :meth:`kernel_node`, :meth:`pub_block`,
+    :meth:`register_files`, :meth:`input_stream`, :meth:`output_stream`, :meth:`timer`,
+    :meth:`resolve_valid`); the timing (sources, offsets, demands, edge latencies) is this
+    class's, so a builder for other hardware (the FPGA backend, ``compiler.fpga``) overrides
+    the leaves and keeps the timing. ``netlist`` is the graph class built."""
+
+    netlist = Netlist
+
     def __init__(self, program: Program, schedule: Schedule,
                  buffers: dict[str, UnifiedBuffer], impls: dict[str, UBImpl], arch: Arch):
         self.program, self.schedule, self.buffers, self.impls = program, schedule, buffers, impls
         self.arch = arch
-        self.net = Netlist(program.name, arch.name, cycles_predicted=schedule.completion)
+        self.net = self.netlist(program.name, arch.name, cycles_predicted=schedule.completion)
         self.streams: dict[tuple[str, str], Source | Alias] = {}
         self.valids: dict[tuple[str, str], Source | Alias] = {}
         self.demands: list[_Demand] = []
@@ -230,9 +239,7 @@ class _Builder:
             self.valids[(B, sr.dst)] = Alias((B, sr.src), -sr.delay)
         for i, pub in enumerate(impl.pubs):
             self.pub_block(B, pub, f"{B}.pub{i}")
-        for i, tile in enumerate(pack_register_files(impl.register_files, self.arch.pub,
-                                                     self.arch.mem)):
-            self.register_file_tile(B, tile, f"{B}.rf{i}")
+        self.register_files(B, impl)
         for port, node in impl.connections.items():
             if node != port:
                 self.streams[(B, port)] = Alias((B, node), 0)
@@ -262,6 +269,12 @@ class _Builder:
             self.timers += [(last, q) for q in range(self.arch.pub.output_ports)
                             if f"tb2out_{q}" not in used]
 
+    def register_files(self, B: str, impl: UBImpl) -> None:
+        """The register files of buffer ``B``, packed into MEM tiles in register-file mode."""
+        for i, tile in enumerate(pack_register_files(impl.register_files, self.arch.pub,
+                                                     self.arch.mem)):
+            self.register_file_tile(B, tile, f"{B}.rf{i}")
+
     def register_file_tile(self, B: str, tile, name: str) -> None:
         regs = rf_tile_registers(tile, self.arch.pub, self.arch.mem)
         words = sum(b.words for b in tile.banks)
@@ -285,14 +298,18 @@ class _Builder:
         regs["f2glb_bit"] = 0
         return regs
 
-    def io_parts(self, port: UBPort) -> list[tuple[Stream, GLBLayout]]:
+    @staticmethod
+    def host_stream(port: UBPort) -> Stream:
+        """The stream of a host buffer's port (one controller; a one-line error if not)."""
         try:
-            st = port_stream(port)
+            return port_stream(port)
         except MappingError as e:
             raise NetlistError(f"buffer {port.access.get_tuple_name(_out())}: port {port.name}: "
                                f"{e}") from None
+
+    def io_parts(self, port: UBPort) -> list[tuple[Stream, GLBLayout]]:
         buffer = port.access.get_tuple_name(_out())
-        return _split_stream(st, buffer, self.arch.glb.bank_words)
+        return _split_stream(self.host_stream(port), buffer, self.arch.glb.bank_words)
 
     def input_stream(self, ub: UnifiedBuffer, port: UBPort) -> None:
         parts = self.io_parts(port)
@@ -344,20 +361,27 @@ class _Builder:
             raise NetlistError(f"buffer {ub.name}: select source {stream} is not a sub-port of "
                                f"{logical}")
         st = port_stream(sub)
-        cfg = ControllerConfig(st.extents, AffineMap(st.time.start, st.time.strides),
-                               {"tb": AffineMap(0, (0,) * len(st.extents))})
+        return self.schedule_source(ub.name, ControllerConfig(
+            st.extents, AffineMap(st.time.start, st.time.strides)))
+
+    def schedule_source(self, B: str, cfg: ControllerConfig) -> Source:
+        """A 1-bit source that is 1 exactly at the fires of ``cfg`` (its schedule; no
+        address): a spare ``tb2out`` controller of a MEM tile (its ``valid_out``), a new MEM
+        tile when no spare one is left."""
+        cfg = ControllerConfig(cfg.extents, cfg.schedule,
+                               {"tb": AffineMap(0, (0,) * len(cfg.extents))})
         if not self.timers:
             node = f"timer.{self.n_timer_tiles}"
             self.n_timer_tiles += 1
             self.net.add_node(node, "mem", {"mode": 0}, label="schedule generators",
-                              buffer=ub.name, op=None)
+                              buffer=B, op=None)
             self.timers = [(node, q) for q in range(self.arch.pub.output_ports)]
         node, q = self.timers.pop(0)
         layout = pub_layouts(self.arch.pub)[f"tb2out_{q}"]
         try:
             regs = encode_controller(cfg, layout)
         except EncodeError as e:
-            raise NetlistError(f"buffer {ub.name}: select timer: {e}") from None
+            raise NetlistError(f"buffer {B}: select timer: {e}") from None
         self.net.graph.nodes[node]["config"].update(regs)
         return Source(node, f"valid_out{q}", 0, 1)
 
@@ -469,4 +493,4 @@ def _split_stream(st: Stream, buffer: str, bank_words: int) -> list[tuple[Stream
 def build_netlist(program: Program, schedule: Schedule, buffers: dict[str, UnifiedBuffer],
                   impls: dict[str, UBImpl], arch: Arch) -> Netlist:
     """The netlist of a scheduled and mapped application (module docstring)."""
-    return _Builder(program, schedule, buffers, impls, arch).build()
+    return NetlistBuilder(program, schedule, buffers, impls, arch).build()

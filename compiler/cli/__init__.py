@@ -5,6 +5,8 @@
     ubc compile / netlist APP ...  every stage, the netlist and its model (:mod:`.backend`)
     ubc sweep APP ...              a design-space sweep (:mod:`.sweep`)
     ubc pnr APP ...                place and route, bitstream and its check (:mod:`.pnr`)
+    ubc fpga APP ...               the app as an FPGA design: Verilator, Yosys, nextpnr
+                                   (:mod:`.fpga`)
 
 One module per command family, each with an ``add_*_subcommand(subparsers)``; the shared
 argument and file-writing helpers are in :mod:`.common`. The command modules import
@@ -21,6 +23,7 @@ import sys
 from ..pipeline import user_errors
 from .backend import add_backend_subcommands
 from .common import add_app_arguments
+from .fpga import add_fpga_subcommand
 from .map import add_map_subcommand
 from .pnr import add_pnr_subcommand
 from .schedule import add_schedule_subcommand
@@ -41,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_backend_subcommands(sub)
     add_sweep_subcommand(sub)
     add_pnr_subcommand(sub)
+    add_fpga_subcommand(sub)
     return p
 
 

@@ -15,7 +15,11 @@ __all__ = ["add_arguments", "run_from_args", "main"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``ubgen fpga`` (shared with ``python -m ubgen.fpga``)."""
     parser.add_argument("--target", required=True, help=f"one of {', '.join(TARGETS)}")
-    parser.add_argument("--design", required=True, help=f"one of {', '.join(DESIGNS)}")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--design", help=f"one of {', '.join(DESIGNS)}")
+    which.add_argument("--app-design", metavar="FILE", default=None,
+                       help="an application's FPGA design description (design.json, written by "
+                       "`ubc fpga APP`; docs/fpga.md \"Applications on the FPGA\")")
     parser.add_argument("--arch", default=None, help="constraints/arch name or path "
                         "(default: the design's, pub for the bare blocks, cgra_4x4 for tiles)")
     parser.add_argument("--out", default=None, help="output directory "
@@ -31,9 +35,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "ECP5 wide muxes); default: the design's (area for cgra_4x4)")
 
 
+def _design(args):
+    """The registered design's name, or the application design ``--app-design`` describes."""
+    if not getattr(args, "app_design", None):
+        return args.design
+    import json
+    from .designs import app_design
+    try:
+        desc = json.loads(open(args.app_design).read())
+    except (OSError, ValueError) as e:
+        raise FPGAError(f"cannot read {args.app_design}: {e}") from None
+    return app_design(desc)
+
+
 def run_from_args(args) -> int:
     try:
-        run_fpga_flow(args.target, args.design, args.arch, args.out,
+        run_fpga_flow(args.target, _design(args), args.arch, args.out,
                       device=tuple(args.device.split()) if args.device else None,
                       freq_mhz=args.freq, router=args.router, mapping=args.mapping)
     except FPGAError as e:

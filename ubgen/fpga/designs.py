@@ -8,7 +8,7 @@ from typing import Callable
 
 from .common import DEFAULT_MAPPING
 
-__all__ = ["FPGADesign", "DESIGNS", "register_design"]
+__all__ = ["FPGADesign", "DESIGNS", "register_design", "app_design"]
 
 
 @dataclass(frozen=True)
@@ -139,3 +139,19 @@ register_design("cgra_4x4", _build_cgra_top, _AXIL_PINS,
                 "largest ECP5 (85k) by default, which only the area mapping fits it into",
                 arch="cgra_4x4", devices={"ecp5": _ECP5_85K}, sources=_tile_sources,
                 flatten=False, mapping="area")
+
+
+def app_design(desc: dict) -> FPGADesign:
+    """An application's FPGA design (:class:`ubgen.fpga.app.AppDesign`) from the description
+    the compiler's FPGA backend writes, as a design of the flow: ``app_<name>``, on the largest
+    ECP5 by default (every application that fits one is built for the same device), ``run``
+    and as many streams as the pin file has pins on pins, the rest on the scan chain."""
+    from .app import AppDesign, AppDesignError, app_pins, check_description
+    try:
+        check_description(desc)
+    except AppDesignError as e:
+        from .common import FPGAError
+        raise FPGAError(str(e)) from None
+    return FPGADesign(f"app_{desc['app']}", lambda arch: AppDesign(desc), app_pins(desc),
+                      f"application {desc['app']}: its FPGA design (thesis Table 6.1 BRAM + "
+                      f"LUTs)", devices={"ecp5": _ECP5_85K})

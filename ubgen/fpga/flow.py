@@ -13,7 +13,7 @@ from amaranth.hdl import Value
 
 from ..arch import ROOT, ArchError, load_arch
 from .common import BUILD_DIR, CONSTRAINTS_DIR, FPGAError, check_mapping
-from .designs import DESIGNS
+from .designs import DESIGNS, FPGADesign
 from .logs import last_error, overflow, parse_nextpnr_log, parse_yosys_stat
 from .targets import TARGETS, FPGATarget, nextpnr_arguments, synth_commands
 from .wrapper import FPGAWrapper
@@ -92,15 +92,21 @@ class _Progress:
         return result
 
 
-def resolve(target: str, design: str, arch: str | None = None,
+def resolve(target: str, design: "str | FPGADesign", arch: str | None = None,
             device: tuple[str, ...] | None = None, router: str | None = None):
     """``(FPGATarget, FPGADesign, arch name, device args, router)`` after defaults: an explicit
-    argument, else the design's default (arch, device for this target), else the target's."""
+    argument, else the design's default (arch, device for this target), else the target's.
+    ``design``: a registered design's name or an :class:`FPGADesign` (an application's
+    design, :func:`.designs.app_design`)."""
     if target not in TARGETS:
         raise FPGAError(f"unknown FPGA target '{target}' (choose from {', '.join(TARGETS)})")
-    if design not in DESIGNS:
+    if isinstance(design, FPGADesign):
+        spec = design
+    elif design not in DESIGNS:
         raise FPGAError(f"unknown design '{design}' (choose from {', '.join(DESIGNS)})")
-    tgt, spec = TARGETS[target], DESIGNS[design]
+    else:
+        spec = DESIGNS[design]
+    tgt = TARGETS[target]
     router = router or tgt.router
     if router and router not in tgt.routers:
         raise FPGAError(f"unknown router '{router}' for {target} (choose from "
@@ -190,7 +196,8 @@ def _print_synthesis(tgt: FPGATarget, label: str, cells: dict[str, int]) -> None
           f"{tgt.count_ffs(cells)} FF, {mems or 'no BRAM/DSP cells'}", flush=True)
 
 
-def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=None, *,
+def run_fpga_flow(target: str, design: "str | FPGADesign", arch: str | None = None, out_dir=None,
+                  *,
                   device: tuple[str, ...] | None = None, freq_mhz: float | None = None,
                   router: str | None = None, mapping: str | None = None, seed: int = 1,
                   quiet: bool = False) -> dict:
@@ -204,6 +211,7 @@ def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=Non
     ``report.json`` is written only when every step succeeded.
     """
     tgt, spec, arch, device, router = resolve(target, design, arch, device, router)
+    design = spec.name
     mapping = check_mapping(mapping or spec.mapping)
     try:
         arch_obj = load_arch(arch)
