@@ -20,7 +20,8 @@ for an HLS tool from the unified buffers; here the compiler describes the hardwa
   wide-fetch vectorization of the single-port SRAM is not needed); chained tiles are one
   deeper RAM;
 * a register file (§5.4) is its own small bank of registers with its controllers;
-* a bank select (§5.2) takes its select bits from schedule-only controllers (``timer``);
+* a bank select (§5.2) takes its select bits from its sources' valid bits (a RAM's or
+  register file's read), else from schedule-only controllers (``timer``);
 * host buffers are streams in the order the schedule reads (writes) them: the host supplies
   each input word when the design takes it and receives each output word with a valid bit.
 """
@@ -150,6 +151,7 @@ class _FPGABuilder(NetlistBuilder):
             self.demand((B, src), base, f"data_in{p}", 0)
         for q, out in enumerate(pub.outputs):
             self.streams[(B, out)] = Source(base, f"data_out{q}", 0)
+            self.valids[(B, out)] = Source(base, f"valid_out{q}", 0, 1)
 
     @staticmethod
     def _check_distance(B: str, pub) -> None:
@@ -192,6 +194,7 @@ class _FPGABuilder(NetlistBuilder):
                 self.demand((B, src), name, f"data_in{p}", 0)
             for q, out in enumerate(rf.outputs):
                 self.streams[(B, out)] = Source(name, f"data_out{q}", 0)
+                self.valids[(B, out)] = Source(name, f"valid_out{q}", 0, 1)
 
     def host_node(self, kind: str, ub: UnifiedBuffer, port: UBPort) -> tuple[str, Stream]:
         st = self.host_stream(port)
@@ -212,9 +215,6 @@ class _FPGABuilder(NetlistBuilder):
     def output_stream(self, ub: UnifiedBuffer, port: UBPort) -> None:
         name, _ = self.host_node("out", ub, port)
         self.demand((ub.name, port.name), name, "data", 0)
-
-    def resolve_valid(self, key):
-        return None                      # bank selects take their bits from timers
 
     def schedule_source(self, B: str, cfg: ControllerConfig) -> Source:
         name = f"timer.{self.n_timers}"

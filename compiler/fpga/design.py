@@ -16,11 +16,14 @@ Nodes (``kind``; ``params``; input and output ports):
 * ``ram``: a memory block of ``words`` 16-bit words (``addr_width`` address bits), one
   controller per write stream (``writes``: ``data_in<p>`` stored at the controller's address
   in its fire cycle) and per read stream (``reads``: the controller fires one cycle before the
-  read, the word is on ``data_out<q>`` in the read cycle); ``share_write`` / ``share_read``:
-  the write (read) streams never fire in the same cycle, so one memory port serves them;
+  read, the word is on ``data_out<q>`` in the read cycle, with ``valid_out<q>`` = 1);
+  ``share_write`` / ``share_read``: the write (read) streams never fire in the same cycle, so
+  one memory port serves them;
 * ``regfile``: ``words`` registers, write controllers as ``ram``, read controllers that fire
-  in the read cycle and see the writes of that cycle (``data_out<q>`` combinational);
-* ``timer``: a schedule-only controller; output ``valid`` (1 in its fire cycles);
+  in the read cycle and see the writes of that cycle (``data_out<q>``, ``valid_out<q>``
+  combinational);
+* ``timer``: a schedule-only controller; output ``valid`` (1 in its fire cycles), the select
+  bit of a bank select whose source has no valid bit of its own;
 * ``in``: a host input stream: its controller fires at each read; the design asserts
   ``take`` and samples the host's word, which is on output ``data`` from the next cycle;
 * ``out``: a host output stream: its controller fires at each landing cycle; the design

@@ -184,6 +184,7 @@ class AppDesign(wiring.Component):
                          port.addr.eq(_pick([(rd[i].fire, rd[i].addr("addr")) for i in g]))]
             for i in g:
                 m.d.comb += self._port(node, f"data_out{i}", WORD_WIDTH).eq(port.data)
+                m.d.sync += self._port(node, f"valid_out{i}", 1).eq(rd[i].fire)
 
     def _regfile(self, m: Module, n: dict) -> None:
         p, node = n["params"], n["id"]
@@ -200,7 +201,8 @@ class AppDesign(wiring.Component):
             value = regs[a]
             for w, d in zip(wr, data):          # write-through: a read sees its cycle's write
                 value = Mux(w.fire & (w.addr("addr") == a), d, value)
-            m.d.comb += self._port(node, f"data_out{q}", WORD_WIDTH).eq(value)
+            m.d.comb += [self._port(node, f"data_out{q}", WORD_WIDTH).eq(value),
+                         self._port(node, f"valid_out{q}", 1).eq(c.fire)]
 
     def _timer(self, m: Module, n: dict) -> None:
         ctl = self._controller(m, n["params"]["controller"], _ident(n["id"]))

@@ -1,0 +1,76 @@
+"""Every application through its FPGA flow (``ubc fpga APP``: the Verilator check, Yosys,
+nextpnr on the LFE5U-85F), one at a time, with the wall time of each (docs/fpga.md
+"Applications on the FPGA").
+
+    python bench/fpga_apps.py [--apps gaussian harris ...] [--target ecp5] [--timeout 900]
+
+Prints one row per app (LUT4, FF, BRAM, DSP, Fmax, cycles, output values, ns per output value,
+minutes) as the runs finish, and writes ``build/bench/fpga_apps.json`` after every app (the
+reports of the runs that finished; an app that does not fit or whose flow fails gets its
+one-line error). ``--timeout`` (seconds) stops an app's flow that takes longer (the issue's
+15-minute budget), recorded as such.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+APPS = ["gaussian", "cascade", "harris", "unsharp", "upsample", "camera", "gpyr", "laplacian",
+        "brighten_blur", "mobilenet", "resnet", "gemm", "srcnn"]
+
+
+def run(app: str, target: str, timeout: float) -> dict:
+    t = time.monotonic()
+    cmd = ["nice", "-n", "10", sys.executable, "-m", "compiler", "fpga", app, "--target", target,
+           "--json"]
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"app": app, "error": f"stopped after {timeout:.0f} s",
+                "minutes": round((time.monotonic() - t) / 60, 1)}
+    minutes = round((time.monotonic() - t) / 60, 1)
+    (ROOT / "build" / "bench").mkdir(parents=True, exist_ok=True)
+    if p.returncode:
+        err = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        return {"app": app, "error": err[-1] if err else f"exit {p.returncode}",
+                "minutes": minutes}
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    r["minutes"] = minutes
+    return r
+
+
+def row(r: dict) -> str:
+    if "error" in r:
+        return f"| {r['app']} | {r['error']} | | | | | | | | {r['minutes']} |"
+    return (f"| {r['app']} | {r['luts']} | {r['ffs']} | {r['brams']} | {r['dsps']} | "
+            f"{r['fmax_mhz']:.1f} | {r['cycles_measured']} | {r['pixels']} | "
+            f"{r['ns_per_pixel']:.2f} | {r['minutes']} |")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--apps", nargs="+", default=APPS)
+    p.add_argument("--target", default="ecp5")
+    p.add_argument("--timeout", type=float, default=1800)
+    args = p.parse_args(argv)
+    path = ROOT / "build" / "bench" / "fpga_apps.json"
+    done = json.loads(path.read_text()) if path.exists() else {}
+    print("| app | LUT4 | FF | BRAM | DSP | Fmax MHz | cycles | outputs | ns/output | minutes |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for app in args.apps:
+        r = run(app, args.target, args.timeout)
+        done[app] = r
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(done, indent=1) + "\n")
+        print(row(r), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
