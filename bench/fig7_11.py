@@ -6,7 +6,7 @@ and on this machine's CPU (docs/fpga.md "Time per output value"; docs/evaluation
   measured in ``make sim`` when a record of that run is in ``build/sim/<app>-<arch>.json``
   (``passed`` and ``cycles_measured``); the time at the thesis's stated clock of 900 MHz (the
   ASIC's, thesis §7.1: we cannot time the ASIC here, so this is labelled as the thesis's clock);
-* **FPGA**: the app's FPGA design (``ubc fpga``; ``build/bench/fpga_apps.json`` from
+* **FPGA**: the app's FPGA design (``ubc fpga``; ``docs/data/fpga_apps.json`` from
   ``bench/fpga_apps.py``): the cycles its counter measured in Verilator at the Fmax nextpnr
   routed on the LFE5U-85F;
 * **CPU**: the same pipeline in Halide (PyPI ``halide``, ``tests/apps/halide_pipelines.py``:
@@ -16,7 +16,8 @@ and on this machine's CPU (docs/fpga.md "Time per output value"; docs/evaluation
   into the output, no vectorization, no threads), on this machine's CPU.
 
 Time per output value = runtime / output values (thesis §7.4). Prints the table, writes
-``build/bench/fig7_11.json`` and the plot ``docs/img/fig7_11_time_per_pixel.png``.
+``docs/data/fig7_11.json`` (rendered into docs/evaluation.md by ``make evaluate``) and the plot
+``docs/img/fig7_11_time_per_pixel.png``.
 
     python bench/fig7_11.py [--apps ...] [--reps 20] [--plot PATH]
 """
@@ -100,7 +101,7 @@ def main(argv=None) -> int:
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--plot", default=str(ROOT / "docs" / "img" / "fig7_11_time_per_pixel.png"))
     args = p.parse_args(argv)
-    fpga_path = ROOT / "build" / "bench" / "fpga_apps.json"
+    fpga_path = ROOT / "docs" / "data" / "fpga_apps.json"
     fpga = json.loads(fpga_path.read_text()) if fpga_path.exists() else {}
     rows = []
     print("| app | outputs | CGRA cycles (measured) | CGRA ns/output @ 900 MHz (thesis clock) "
@@ -128,8 +129,8 @@ def main(argv=None) -> int:
               f"| {fmt('cpu_ns', '.2f')} |", flush=True)
     out = {"thesis_clock_mhz": THESIS_CLOCK_MHZ, "cpu": platform.processor() or
            platform.machine(), "reps": args.reps, "rows": rows}
-    (ROOT / "build" / "bench").mkdir(parents=True, exist_ok=True)
-    (ROOT / "build" / "bench" / "fig7_11.json").write_text(json.dumps(out, indent=1) + "\n")
+    (ROOT / "docs" / "data").mkdir(parents=True, exist_ok=True)
+    (ROOT / "docs" / "data" / "fig7_11.json").write_text(json.dumps(out, indent=1) + "\n")
     plot(rows, Path(args.plot))
     print(f"wrote {args.plot}")
     return 0

@@ -5,9 +5,10 @@ nextpnr on the LFE5U-85F), one at a time, with the wall time of each (docs/fpga.
     python bench/fpga_apps.py [--apps gaussian harris ...] [--target ecp5] [--timeout 900]
 
 Prints one row per app (LUT4, FF, BRAM, DSP, Fmax, cycles, output values, ns per output value,
-minutes) as the runs finish, and writes ``build/bench/fpga_apps.json`` after every app (the
-reports of the runs that finished; an app that does not fit or whose flow fails gets its
-one-line error). ``--timeout`` (seconds) stops an app's flow that takes longer (the issue's
+minutes) as the runs finish, and writes ``docs/data/fpga_apps.json`` after every app (the
+reports of the runs that finished, merged with the apps of earlier runs; an app that does not
+fit or whose flow fails gets its one-line error). ``make evaluate`` renders it into
+docs/evaluation.md. ``--timeout`` (seconds) stops an app's flow that takes longer (the issue's
 15-minute budget), recorded as such.
 """
 from __future__ import annotations
@@ -35,7 +36,6 @@ def run(app: str, target: str, timeout: float) -> dict:
         return {"app": app, "error": f"stopped after {timeout:.0f} s",
                 "minutes": round((time.monotonic() - t) / 60, 1)}
     minutes = round((time.monotonic() - t) / 60, 1)
-    (ROOT / "build" / "bench").mkdir(parents=True, exist_ok=True)
     if p.returncode:
         err = [ln for ln in p.stderr.splitlines() if ln.strip()]
         return {"app": app, "error": err[-1] if err else f"exit {p.returncode}",
@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     p.add_argument("--target", default="ecp5")
     p.add_argument("--timeout", type=float, default=1800)
     args = p.parse_args(argv)
-    path = ROOT / "build" / "bench" / "fpga_apps.json"
+    path = ROOT / "docs" / "data" / "fpga_apps.json"
     done = json.loads(path.read_text()) if path.exists() else {}
     print("| app | LUT4 | FF | BRAM | DSP | Fmax MHz | cycles | outputs | ns/output | minutes |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -56,14 +56,26 @@ def check_description(desc: dict) -> None:
     for n in desc["nodes"]:
         if n["kind"] not in KINDS:
             raise AppDesignError(f"node {n['id']}: unknown kind {n['kind']!r}")
-    ids = {n["id"] for n in desc["nodes"]}
+    outputs = {n["id"]: _outputs(n) for n in desc["nodes"]}
     for e in desc["edges"]:
-        if e["src"] not in ids or e["dst"] not in ids:
+        if e["src"] not in outputs or e["dst"] not in outputs:
             raise AppDesignError(f"edge {e['src']}.{e['src_port']} -> {e['dst']}.{e['dst_port']}"
                                  f" names an unknown node")
+        if e["src_port"] not in outputs[e["src"]]:
+            raise AppDesignError(f"{e['src']}.{e['src_port']} is read but its node has no "
+                                 f"such output")
         if e["latency"] < 0 or e["width"] not in (1, WORD_WIDTH):
             raise AppDesignError(f"edge {e['src']}.{e['src_port']} -> {e['dst']}."
                                  f"{e['dst_port']}: latency {e['latency']}, width {e['width']}")
+
+
+def _outputs(node: dict) -> set[str]:
+    """The output ports of a node of the description."""
+    kind, p = node["kind"], node["params"]
+    if kind in ("ram", "regfile"):
+        return {f"{w}{q}" for q in range(len(p["reads"])) for w in ("data_out", "valid_out")}
+    return {"pe": {"res", "res_p"}, "rom": {"data_out0"}, "timer": {"valid"},
+            "in": {"data"}, "out": set()}[kind]
 
 
 def app_pins(desc: dict, pin_bits: int = 40) -> tuple[str, ...]:
@@ -87,7 +99,11 @@ class AppDesign(wiring.Component):
     """The hardware of one application's FPGA design description (module docstring)."""
 
     def __init__(self, desc: dict):
-        check_description(desc)
+        try:
+            check_description(desc)
+        except AppDesignError:
+            self._MustUse__silence = True     # never built: no "unused elaboratable" warning
+            raise
         self.desc = desc
         self.cycle_width = int(desc["cycle_width"])
         self.ins = [n for n in desc["nodes"] if n["kind"] == "in"]

@@ -134,6 +134,12 @@ register_design("mem_tile", _build_tile("mem"), _TILE_PINS,
                 "registers) + config registers (docs/design.md §5.3, thesis §7.1); on the ECP5 85k by "
                 "default, where router1 finishes (on the 25k it did not)", arch="cgra_4x4",
                 devices={"ecp5": _ECP5_85K})
+register_design("cgra_2x2", _build_cgra_top, _AXIL_PINS,
+                "the smallest whole cgra_top with a MEM tile (2 PE + 2 MEM tiles, 2 IO tiles, "
+                "2 GLB banks), built like cgra_4x4: where the array's FPGA flow stops "
+                "(docs/fpga.md \"The CGRA on the FPGA\")", arch="cgra_2x2",
+                devices={"ecp5": _ECP5_85K}, sources=_tile_sources, flatten=False,
+                mapping="area")
 register_design("cgra_4x4", _build_cgra_top, _AXIL_PINS,
                 "whole cgra_top: AXI4-Lite slave + array + global buffer (docs/design.md §5.4); on the "
                 "largest ECP5 (85k) by default, which only the area mapping fits it into",
