@@ -27,7 +27,7 @@ help:
 	@echo "                        the app as its own FPGA design: checked in Verilator (bit-"
 	@echo "                        exact, cycles), then Yosys + nextpnr: LUT4, FF, BRAM, DSP,"
 	@echo "                        Fmax, time per output value (ubc fpga; docs/fpga.md)"
-	@echo "make fpga TARGET=ice40|ecp5 DESIGN=pub|dpbuf|pe|pe_tile|mem_tile|cgra_4x4"
+	@echo "make fpga TARGET=ice40|ecp5 DESIGN=pub|dpbuf|pe|pe_tile|mem_tile|cgra_2x2|cgra_4x4"
 	@echo "                        Yosys + nextpnr report under build/fpga/ (docs/fpga.md)"
 	@echo "make bench              benchmarks: PUB vs DP area; Verilator build time and cycles/s of"
 	@echo "                        the arrays in BENCH_ARCHS (default: cgra_4x4 cgra_4x16 cgra_8x8"

@@ -110,6 +110,21 @@ def test_read_one_cycle_late_reads_the_next_word():
     assert [d for _, d in got] != [15, 25, 35, 45]
 
 
+def test_two_writes_in_one_cycle_the_latest_wins():
+    """Two write streams that fire together (cycles 5 and 6) into one RAM: write 0 stores the
+    results of cycles 3..6 at addresses 0..3, write 1 those of cycles 5..8 at the same
+    addresses; the reads after both see write 1's words, the last write of each address."""
+    desc = description(delay=7)                 # reads at 10..13 of addresses 0..3
+    ram = desc["nodes"][1]["params"]
+    ram["writes"].append(ctl("wr1", 5, 4, (0, 3)))
+    ram["share_write"] = False
+    desc["edges"].append({"src": "add", "src_port": "res", "dst": "ram", "dst_port": "data_in1",
+                          "width": 16, "latency": 0})
+    got, _, _ = simulate(desc, [10, 20, 30, 40])
+    # the sum of cycle t is word (t - 3) + 5 while words last, then the last word's
+    assert [d for _, d in got] == [35, 45, 45, 45]
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.update(format="other/1"), "not an application FPGA design"),
     (lambda d: d["nodes"][0].update(kind="dsp"), "unknown kind 'dsp'"),

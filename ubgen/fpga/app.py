@@ -11,9 +11,10 @@ compiler (docs/design.md §2). It builds
   sized exactly for its stream, its configuration registers folded into constants;
 * per ``pe`` node its one operation (:func:`ubgen.pe.alu.op_result`, the PE's ALU semantics),
   constants folded, registered when the node is; per ``rom`` node a ROM;
-* per ``ram`` node a dual-port memory (block RAM when Yosys maps it so) with a write port per
-  write stream and a read port per read stream (one shared port when the description says the
-  streams never fire together); per ``regfile`` node registers with write-through reads;
+* per ``ram`` node memories of one write and one read port each (block RAM when Yosys maps
+  them so), a copy per read stream, one port shared by streams the description says never fire
+  together; write streams that do fire together each write their own copies, tagged with the
+  cycle (:meth:`AppDesign._ram`); per ``regfile`` node registers with write-through reads;
 * per edge a chain of ``latency`` registers (one chain per source port, tapped at each sink's
   latency, as a shift register shares its stages);
 * the host ports: per ``in`` node ``in<k>_data`` (the host's current word) and ``in<k>_take``
@@ -180,26 +181,46 @@ class AppDesign(wiring.Component):
         m.d.comb += self._port(n["id"], "data_out0", WORD_WIDTH).eq(Mux(inside, rd.data, 0))
 
     def _ram(self, m: Module, n: dict) -> None:
+        """One memory per write port and read port (one write and one read port each, what a
+        block RAM has). With one write port, the read ports' copies hold the same words. With
+        several (write streams that fire in the same cycle: an accumulator's initialisation
+        and update), each write port has its own copies and every word carries the cycle of its
+        write plus one (0: never written); a read takes the word with the latest tag, the last
+        write of the address (a live-value table kept in the memories themselves)."""
         p, node = n["params"], n["id"]
         name = _ident(node)
-        mem = Memory(shape=WORD_WIDTH, depth=int(p["words"]), init=[])
-        m.submodules[f"{name}_mem"] = mem
+        depth = int(p["words"])
         wr = [self._controller(m, c, f"{name}_wr{i}") for i, c in enumerate(p["writes"])]
         rd = [self._controller(m, c, f"{name}_rd{i}") for i, c in enumerate(p["reads"])]
         data = [self._inp(node, f"data_in{i}", WORD_WIDTH) for i in range(len(wr))]
-        groups = [list(range(len(wr)))] if p.get("share_write") else [[i] for i in range(len(wr))]
-        for g in groups:
-            port = mem.write_port()
-            m.d.comb += port.en.eq(Cat(*(wr[i].fire for i in g)).any())
-            m.d.comb += [port.addr.eq(_pick([(wr[i].fire, wr[i].addr("addr")) for i in g])),
-                         port.data.eq(_pick([(wr[i].fire, data[i]) for i in g]))]
-        groups = [list(range(len(rd)))] if p.get("share_read") else [[i] for i in range(len(rd))]
-        for g in groups:
-            port = mem.read_port(domain="sync")
-            m.d.comb += [port.en.eq(Cat(*(rd[i].fire for i in g)).any()),
-                         port.addr.eq(_pick([(rd[i].fire, rd[i].addr("addr")) for i in g]))]
+        wgroups = [list(range(len(wr)))] if p.get("share_write") else [[i] for i in range(len(wr))]
+        rgroups = [list(range(len(rd)))] if p.get("share_read") else [[i] for i in range(len(rd))]
+        tagged = len(wgroups) > 1
+        tag = self._counter.count + 1
+        width = WORD_WIDTH + (len(tag) if tagged else 0)
+        writes = []
+        for g in wgroups:
+            word = _pick([(wr[i].fire, data[i]) for i in g])
+            writes.append((Cat(*(wr[i].fire for i in g)).any(),
+                           _pick([(wr[i].fire, wr[i].addr("addr")) for i in g]),
+                           Cat(word, tag) if tagged else word))
+        for r, g in enumerate(rgroups):
+            en = Cat(*(rd[i].fire for i in g)).any()
+            addr = _pick([(rd[i].fire, rd[i].addr("addr")) for i in g])
+            words = []
+            for w, (wen, waddr, wdata) in enumerate(writes):
+                mem = Memory(shape=width, depth=depth, init=[])
+                m.submodules[f"{name}_mem_w{w}_r{r}"] = mem
+                port = mem.write_port()
+                m.d.comb += [port.en.eq(wen), port.addr.eq(waddr), port.data.eq(wdata)]
+                port = mem.read_port(domain="sync")
+                m.d.comb += [port.en.eq(en), port.addr.eq(addr)]
+                words.append(port.data)
+            best = words[0]
+            for other in words[1:]:
+                best = Mux(other[WORD_WIDTH:] > best[WORD_WIDTH:], other, best)
             for i in g:
-                m.d.comb += self._port(node, f"data_out{i}", WORD_WIDTH).eq(port.data)
+                m.d.comb += self._port(node, f"data_out{i}", WORD_WIDTH).eq(best[:WORD_WIDTH])
                 m.d.sync += self._port(node, f"valid_out{i}", 1).eq(rd[i].fire)
 
     def _regfile(self, m: Module, n: dict) -> None:
