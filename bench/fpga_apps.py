@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -30,17 +32,23 @@ def run(app: str, target: str, timeout: float) -> dict:
     t = time.monotonic()
     cmd = ["nice", "-n", "10", sys.executable, "-m", "compiler", "fpga", app, "--target", target,
            "--json"]
+    # its own process group, so that a timeout stops the flow's tools too (nextpnr is a
+    # grandchild)
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
     try:
-        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.communicate()
         return {"app": app, "error": f"stopped after {timeout:.0f} s",
                 "minutes": round((time.monotonic() - t) / 60, 1)}
     minutes = round((time.monotonic() - t) / 60, 1)
     if p.returncode:
-        err = [ln for ln in p.stderr.splitlines() if ln.strip()]
-        return {"app": app, "error": err[-1] if err else f"exit {p.returncode}",
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        return {"app": app, "error": lines[-1] if lines else f"exit {p.returncode}",
                 "minutes": minutes}
-    r = json.loads(p.stdout.strip().splitlines()[-1])
+    r = json.loads(out.strip().splitlines()[-1])
     r["minutes"] = minutes
     return r
 
