@@ -23,18 +23,17 @@ waveform to ``build/sim/<app>-<arch>.fst``.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 from .bundle import validate_bundle
-from .runner import BUILD, VERILATOR_ARGS, fst_build_args, hier_block_args, setup_verilator
+from .runner import (BUILD, VERILATOR_ARGS, fst_build_args, hier_block_args, locked,
+                     setup_verilator)
 
 __all__ = ["run_bundle", "model_for", "generate_verilog", "E2E_BUILD", "RunError"]
 
@@ -83,17 +82,6 @@ def generate_verilog(arch) -> tuple[Path, str, float]:
             shutil.rmtree(tmp)
     _GENERATED[repr(arch)] = (out, sha)
     return out, sha, time.perf_counter() - t
-
-
-@contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _sources(rtl: Path, arch_name: str) -> list[Path]:
@@ -146,7 +134,7 @@ def model_for(arch, waves: bool = False, log=None) -> dict:
     top = f"cgra_top_{arch.name}"
     build_dir = E2E_BUILD / f"{arch.name}-{sha[:16]}{'-waves' if waves else ''}"
     stamp = build_dir / "model.json"
-    with _locked(E2E_BUILD / f".{build_dir.name}.lock"):
+    with locked(E2E_BUILD / f".{build_dir.name}.lock"):
         cached = (stamp.exists() and (build_dir / top).exists()
                   and json.loads(stamp.read_text()).get("flavour") == FLAVOUR)
         seconds = 0.0

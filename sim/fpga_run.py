@@ -26,7 +26,6 @@ the FPGA"), the same kind of verdict as ``make sim`` (docs/simulation.md).
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
 import json
 import shutil
@@ -34,10 +33,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
-from .runner import BUILD, build_model
+from .runner import BUILD, build_model, locked
 
 __all__ = ["run_design", "model_for_design", "testbench", "verdict", "FPGA_BUILD", "RunError"]
 
@@ -111,17 +109,6 @@ def design_verilog(design: dict) -> str:
         raise RunError(str(e)) from None
 
 
-@contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
 def model_for_design(design: dict, lengths: list[int], log=None) -> dict:
     """The Verilator model of ``design`` with its testbench, built unless a model of the same
     Verilog exists. Returns ``{"binary", "build_dir", "sha256", "verilog_seconds",
@@ -137,7 +124,7 @@ def model_for_design(design: dict, lengths: list[int], log=None) -> dict:
     stamp = build_dir / "model.json"
     binary = build_dir / "obj" / TOP
     say(f"Verilog: {len(app_v.splitlines())} lines, sha256 {sha[:16]} ({vsec:.1f} s)")
-    with _locked(FPGA_BUILD / f".{name}.lock"):
+    with locked(FPGA_BUILD / f".{name}.lock"):
         cached = stamp.exists() and binary.exists()
         seconds = 0.0
         if not cached:

@@ -280,11 +280,17 @@ class NetlistBuilder:
         words = sum(b.words for b in tile.banks)
         self.net.add_node(name, "mem", regs, label=f"{B}: register file {tile.name} ({words} "
                           f"words)", buffer=B, op=None)
-        for p, src in enumerate(tile.inputs):
-            self.demand((B, src), name, f"data_in{p}", 0)
-        for q, out in enumerate(tile.outputs):
-            self.streams[(B, out)] = Source(name, f"data_out{q}", 0)
-            self.valids[(B, out)] = Source(name, f"valid_out{q}", 0, 1)
+        self.memory_ports(B, name, tile.inputs, tile.outputs)
+
+    def memory_ports(self, B: str, node: str, inputs: list[str], outputs: list[str]) -> None:
+        """A memory ``node`` of buffer ``B``: stream ``inputs[p]`` into its ``data_in<p>`` in
+        the landing cycle, stream ``outputs[q]`` out of its ``data_out<q>`` (with
+        ``valid_out<q>``) in the read cycle."""
+        for p, src in enumerate(inputs):
+            self.demand((B, src), node, f"data_in{p}", 0)
+        for q, out in enumerate(outputs):
+            self.streams[(B, out)] = Source(node, f"data_out{q}", 0)
+            self.valids[(B, out)] = Source(node, f"valid_out{q}", 0, 1)
 
     # --- IO streams -------------------------------------------------------------------------
     def io_controller(self, stream: Stream, layout: GLBLayout, kind: str) -> dict[str, int]:

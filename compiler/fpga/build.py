@@ -147,11 +147,7 @@ class _FPGABuilder(NetlistBuilder):
                           params={"words": words, "addr_width": aw, "writes": writes,
                                   "reads": reads, "share_write": _disjoint(pub.writes),
                                   "share_read": _disjoint(pub.reads)})
-        for p, src in enumerate(pub.inputs):
-            self.demand((B, src), base, f"data_in{p}", 0)
-        for q, out in enumerate(pub.outputs):
-            self.streams[(B, out)] = Source(base, f"data_out{q}", 0)
-            self.valids[(B, out)] = Source(base, f"valid_out{q}", 0, 1)
+        self.memory_ports(B, base, pub.inputs, pub.outputs)
 
     @staticmethod
     def _check_distance(B: str, pub) -> None:
@@ -190,11 +186,7 @@ class _FPGABuilder(NetlistBuilder):
                               f"({rf.words} words)", buffer=B,
                               params={"words": rf.words, "addr_width": aw, "writes": writes,
                                       "reads": reads})
-            for p, src in enumerate(rf.inputs):
-                self.demand((B, src), name, f"data_in{p}", 0)
-            for q, out in enumerate(rf.outputs):
-                self.streams[(B, out)] = Source(name, f"data_out{q}", 0)
-                self.valids[(B, out)] = Source(name, f"valid_out{q}", 0, 1)
+            self.memory_ports(B, name, rf.inputs, rf.outputs)
 
     def host_node(self, kind: str, ub: UnifiedBuffer, port: UBPort) -> tuple[str, Stream]:
         st = self.host_stream(port)
