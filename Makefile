@@ -1,5 +1,7 @@
 # ubgen — every target creates the project's virtual environment (all from PyPI) when missing.
 PY      := .venv/bin/python
+UBC     := .venv/bin/ubc
+UBGEN   := .venv/bin/ubgen
 STAMP   := .venv/.installed
 APP     ?= gaussian
 ARCH    ?= pub
@@ -17,7 +19,8 @@ help:
 	@echo "make sim APP=gaussian [ARCH=cgra_8x8] [SIZE=\"width=16 height=12\"] [LEVEL=pub]"
 	@echo "                        compile, place and route the app, run it on the generated"
 	@echo "                        cgra_top in Verilator over AXI-Lite, check it bit-exactly and"
-	@echo "                        its cycles (WAVES=1: FST waveform; docs/simulation.md)"
+	@echo "                        its cycles (WAVES=1: FST waveform; docs/simulation.md); without"
+	@echo "                        ARCH, the smallest shipped array the app fits and routes on"
 	@echo "make test               the test suite (what CI runs)"
 	@echo "make regress            the large regressions (pytest -m regress)"
 	@echo "make verilog [ARCH=pub] write generated Verilog and register maps to rtl/"
@@ -48,16 +51,16 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 verilog: $(STAMP)
-	$(PY) -m ubgen verilog --arch $(ARCH) --out rtl
+	$(UBGEN) verilog --arch $(ARCH) --out rtl
 
-# ARCH defaults to pub for `make verilog`; sim uses its own default (cgra_8x8) unless ARCH is
-# given on the command line.
-SIM_ARGS = --app $(APP) $(if $(filter command line,$(origin ARCH)),--arch $(ARCH)) \
+# ARCH defaults to pub for `make verilog`; sim uses its own default (the smallest shipped array
+# the app fits and routes on, docs/cli.md) unless ARCH is given on the command line.
+SIM_ARGS = $(APP) $(if $(filter command line,$(origin ARCH)),--arch $(ARCH)) \
            $(foreach s,$(SIZE),--size $(s)) $(if $(LEVEL),--level $(LEVEL)) \
            $(if $(SEED),--seed $(SEED))
 
 sim: $(STAMP)
-	$(PY) -m sim.main $(SIM_ARGS)
+	$(UBC) sim $(SIM_ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) -q
@@ -72,9 +75,9 @@ FPGA_APP := $(if $(filter command line,$(origin DESIGN)),,$(filter command line,
 
 fpga: $(STAMP)
 ifneq ($(FPGA_APP),)
-	$(PY) -m compiler fpga $(APP) --target $(TARGET) $(foreach s,$(SIZE),--size $(s))
+	$(UBC) fpga $(APP) --target $(TARGET) $(foreach s,$(SIZE),--size $(s))
 else
-	$(PY) -m ubgen fpga --target $(TARGET) --design $(DESIGN)
+	$(UBGEN) fpga --target $(TARGET) --design $(DESIGN)
 endif
 
 bench: $(STAMP)
@@ -84,7 +87,7 @@ bench: $(STAMP)
 	$(PY) bench/e2e.py
 
 evaluate: $(STAMP)
-	$(PY) -m compiler.sweep.evaluate --workers $(WORKERS) $(EVAL_ARGS)
+	$(UBC) evaluate --workers $(WORKERS) $(EVAL_ARGS)
 
 clean:
 	rm -rf build rtl/*.v rtl/*.json .pytest_cache .hypothesis

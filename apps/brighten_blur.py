@@ -18,7 +18,8 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, u16
 
-from ._common import add_op, check_sizes, nest, stencil_kernel, test_image, to_dtype, wrap
+from compiler.frontend.loopnest import add_op, nest, stencil_kernel
+from ._common import check_sizes, test_image, to_dtype, wrap
 
 SIZES = {"width": 64, "height": 64, "tiles": 16}
 

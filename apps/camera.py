@@ -35,8 +35,8 @@ import numpy as np
 
 from compiler.ir import Kernel, Lookup, Program, maximum, minimum, s16, u16
 
-from ._common import (add_op, check_sizes, image_program, nest, pass_kernel, test_image, to_dtype,
-                      window, wrap)
+from compiler.frontend.loopnest import add_op, image_program, nest, pass_kernel
+from ._common import check_sizes, test_image, to_dtype, window, wrap
 
 SIZES = {"width": 64, "height": 64}
 # Q4 colour-correction matrix: row = output channel, columns = (r, g, b, offset).

@@ -17,7 +17,8 @@ import numpy as np
 
 from compiler.ir import Program, u16
 
-from ._common import check_sizes, image_inputs, image_program, to_dtype
+from compiler.frontend.loopnest import image_program
+from ._common import check_sizes, image_inputs, to_dtype
 from .gaussian import blur_reference, blur_stage
 
 SIZES = {"width": 64, "height": 64}

@@ -29,8 +29,9 @@ import numpy as np
 
 from compiler.ir import Program, u16
 
-from ._common import (check_sizes, image_program, round_up, stencil_kernel, test_image,
-                      to_dtype, unrolled_stage, weighted_window, window_loads, wrap)
+from compiler.frontend.loopnest import (image_program, round_up, stencil_kernel, unrolled_stage,
+                                        window_loads)
+from ._common import check_sizes, test_image, to_dtype, weighted_window, wrap
 
 SIZES = {"width": 64, "height": 64, "unroll": 1}
 WEIGHTS = ((1, 2, 1), (2, 4, 2), (1, 2, 1))

@@ -22,8 +22,8 @@ import numpy as np
 
 from compiler.ir import Program, s16
 
-from ._common import (add_op, check_sizes, const_kernel, mac_kernel, nest, pass_kernel,
-                      require, small_signed, to_dtype, wrap)
+from compiler.frontend.loopnest import add_op, const_kernel, mac_kernel, nest, pass_kernel
+from ._common import check_sizes, require, small_signed, to_dtype, wrap
 
 SIZES = {"m": 64, "n": 64, "k": 64, "k_unroll": 8, "n_unroll": 8}
 VALUE_MAX = 15

@@ -24,8 +24,8 @@ import numpy as np
 
 from compiler.ir import Program, u16
 
-from ._common import (add_op, check_sizes, image_inputs, image_program, nest, require,
-                      stencil_kernel, to_dtype, window_loads, wrap)
+from compiler.frontend.loopnest import add_op, image_program, nest, stencil_kernel, window_loads
+from ._common import check_sizes, image_inputs, require, to_dtype, wrap
 
 SIZES = {"width": 64, "height": 64, "levels": 4, "share": False}
 SHARED_UNIT = "pyramid"

@@ -38,9 +38,9 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, maximum, minimum, s16, select, u16
 
-from ._common import (check_sizes, image_program, round_up, stencil_kernel, test_image,
-                      to_dtype, unrolled_stage, weighted_sum, weighted_window, window,
-                      window_loads, wrap)
+from compiler.frontend.loopnest import (image_program, round_up, stencil_kernel, unrolled_stage,
+                                        weighted_sum, window_loads)
+from ._common import check_sizes, test_image, to_dtype, weighted_window, window, wrap
 
 SIZES = {"width": 64, "height": 64, "unroll": 1}
 SOBEL_X = ((-1, 0, 1), (-2, 0, 2), (-1, 0, 1))

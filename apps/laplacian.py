@@ -23,7 +23,8 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, s16, u16
 
-from ._common import add_op, copy_stage, image_inputs, nest, to_dtype, wrap
+from compiler.frontend.loopnest import add_op, copy_stage, nest
+from ._common import image_inputs, to_dtype, wrap
 from .gpyr import check_pyramid, down_kernel, down_reference, down_stage
 
 SIZES = {"width": 64, "height": 64, "levels": 3}

@@ -25,8 +25,8 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, maximum, s16
 
-from ._common import (add_op, check_sizes, nest, pass_kernel, small_signed, small_unsigned,
-                      to_dtype, weighted_sum, wrap)
+from compiler.frontend.loopnest import add_op, nest, pass_kernel, weighted_sum
+from ._common import check_sizes, small_signed, small_unsigned, to_dtype, wrap
 
 SIZES = {"width": 28, "height": 28, "channels": 4, "out_channels": 3}
 KSIZE = 3

@@ -51,8 +51,9 @@ import numpy as np
 
 from compiler.ir import Program, s16
 
-from ._common import (add_op, check_sizes, lane_stage, mac_kernel, nest, pass_kernel,
-                      relu_kernel, require, small_signed, small_unsigned, to_dtype, wrap)
+from compiler.frontend.loopnest import (add_op, lane_stage, mac_kernel, nest, pass_kernel,
+                                        relu_kernel)
+from ._common import check_sizes, require, small_signed, small_unsigned, to_dtype, wrap
 
 SIZES = {"width": 28, "height": 28, "in_channels": 16, "out_channels": 16, "ic_unroll": 8,
          "oc_unroll": 8, "io_lanes": 1}

@@ -33,12 +33,15 @@ pixel-innermost read is a transpose, one SRAM fetch per read).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from compiler.ir import Kernel, Program, maximum, minimum, s16
 
-from ._common import (add_op, check_sizes, lane_stage, mac_kernel, nest, pass_kernel,
-                      relu_kernel, require, small_signed, small_unsigned, to_dtype, wrap)
+from compiler.frontend.loopnest import (add_op, lane_stage, mac_kernel, nest, pass_kernel,
+                                        relu_kernel)
+from ._common import check_sizes, require, small_signed, small_unsigned, to_dtype, wrap
 from .resnet import conv_reference
 
 SIZES = {"width": 30, "height": 30, "c_in": 64, "c_mid": 8, "c_out": 64, "unroll": 8,
@@ -62,95 +65,132 @@ def build(width: int = 30, height: int = 30, c_in: int = 64, c_mid: int = 8, c_o
     require("srcnn", c_mid == unroll and c_in % unroll == 0 and c_out % unroll == 0,
             f"c_mid={c_mid} must equal unroll={unroll}, and c_in={c_in}, c_out={c_out} must be "
             f"multiples of it")
-    u = unroll
-    ow, oh = width - 2, height - 2
-    prog = Program("srcnn")
-    prog.add_input("input", (c_in, width, height), s16)
-    prog.add_input("w1", (c_in, c_mid), s16)
-    prog.add_input("b1", (c_mid,), s16)
-    prog.add_input("w2", (c_mid, c_mid, 3, 3), s16)
-    prog.add_input("b2", (c_mid,), s16)
-    prog.add_input("w3", (c_mid, c_out), s16)
-    prog.add_input("b3", (c_out,), s16)
-    for name, shape in (("in_mem", (c_in, width, height)), ("w1_mem", (c_in, c_mid)),
-                        ("w2_mem", (c_mid, c_mid, 3, 3)), ("w3_mem", (c_mid, c_out)),
-                        ("l1", (c_mid, width, height)), ("a1", (c_mid, width, height)),
-                        ("l2", (c_mid, ow, oh)), ("a2", (c_mid, ow, oh)),
-                        ("l3", (c_out, ow, oh))):
-        prog.add_buffer(name, shape, s16)
-    prog.add_output("output", (c_out, ow, oh), s16)
+    net = _SRCNN(Program("srcnn"), width, height, c_in, c_mid, c_out, unroll, share, io_lanes)
+    net.declare_buffers()
+    net.load_inputs()
+    net.layer1()
+    net.layer2()
+    net.layer3()
+    return net.prog.validate()
 
-    def copy(stage, src, dst, dims, index):
-        loop, i = nest(prog, stage, *dims)
+
+@dataclass
+class _SRCNN:
+    """The loop nests of :func:`build`, one method per stage of the module docstring."""
+    prog: Program
+    width: int
+    height: int
+    c_in: int
+    c_mid: int
+    c_out: int
+    u: int                       # the unroll factor: parallel output channels per conv
+    share: bool
+    io_lanes: int
+
+    def __post_init__(self):
+        self.ow, self.oh = self.width - 2, self.height - 2
+        self.mac = mac_kernel(f"mac{self.u}_kernel", self.u)
+        self.act = _act_kernel()
+
+    def declare_buffers(self) -> None:
+        prog, c_in, c_mid, c_out = self.prog, self.c_in, self.c_mid, self.c_out
+        width, height, ow, oh = self.width, self.height, self.ow, self.oh
+        prog.add_input("input", (c_in, width, height), s16)
+        prog.add_input("w1", (c_in, c_mid), s16)
+        prog.add_input("b1", (c_mid,), s16)
+        prog.add_input("w2", (c_mid, c_mid, 3, 3), s16)
+        prog.add_input("b2", (c_mid,), s16)
+        prog.add_input("w3", (c_mid, c_out), s16)
+        prog.add_input("b3", (c_out,), s16)
+        for name, shape in (("in_mem", (c_in, width, height)), ("w1_mem", (c_in, c_mid)),
+                            ("w2_mem", (c_mid, c_mid, 3, 3)), ("w3_mem", (c_mid, c_out)),
+                            ("l1", (c_mid, width, height)), ("a1", (c_mid, width, height)),
+                            ("l2", (c_mid, ow, oh)), ("a2", (c_mid, ow, oh)),
+                            ("l3", (c_out, ow, oh))):
+            prog.add_buffer(name, shape, s16)
+        prog.add_output("output", (c_out, ow, oh), s16)
+
+    def load_inputs(self) -> None:
+        """The input image and the weights copied into CGRA memories."""
+        c_in, c_mid, c_out = self.c_in, self.c_mid, self.c_out
+        if self.io_lanes:
+            # one input stream per channel lane (the reference flow's hw_input.in().unroll(z))
+            lane_stage(self.prog, "load_input", "input", "in_mem", c_in, self.u, self.width,
+                       self.height, pass_kernel("load_input_pass", s16))
+        else:
+            self.copy("load_input", "input", "in_mem",
+                      (("y", self.height), ("x", self.width), ("c", c_in)), ("c", "x", "y"))
+        self.copy("load_w1", "w1", "w1_mem", (("k", c_mid), ("c", c_in)), ("c", "k"))
+        self.copy("load_w2", "w2", "w2_mem", (("ky", 3), ("kx", 3), ("k", c_mid), ("c", c_mid)),
+                  ("c", "k", "kx", "ky"))
+        self.copy("load_w3", "w3", "w3_mem", (("k", c_out), ("c", c_mid)), ("c", "k"))
+
+    def copy(self, stage, src, dst, dims, index) -> None:
+        loop, i = nest(self.prog, stage, *dims)
         idx = [i[d] for d in index]
         add_op(loop, stage, (dst, *idx), [(src, *idx)], pass_kernel(f"{stage}_pass", s16))
 
-    if io_lanes:
-        # one input stream per channel lane (the reference flow's hw_input.in().unroll(z))
-        lane_stage(prog, "load_input", "input", "in_mem", c_in, u, width, height,
-                   pass_kernel("load_input_pass", s16))
-    else:
-        copy("load_input", "input", "in_mem", (("y", height), ("x", width), ("c", c_in)),
-             ("c", "x", "y"))
-    copy("load_w1", "w1", "w1_mem", (("k", c_mid), ("c", c_in)), ("c", "k"))
-    copy("load_w2", "w2", "w2_mem", (("ky", 3), ("kx", 3), ("k", c_mid), ("c", c_mid)),
-         ("c", "k", "kx", "ky"))
-    copy("load_w3", "w3", "w3_mem", (("k", c_out), ("c", c_mid)), ("c", "k"))
+    def unit(self, k: int) -> str | None:
+        """The shared MAC unit of the k-th conv op of every layer (``share``)."""
+        return f"conv_{k}" if self.share else None
 
-    mac = mac_kernel(f"mac{u}_kernel", u)
-    act = _act_kernel()
-
-    def unit(k):
-        return f"conv_{k}" if share else None
-
-    def init(stage, dst, bias, w, h):
-        if io_lanes:
-            loop, i = nest(prog, stage, ("y", h), ("x", w))
-            for k in range(c_mid):
+    def init(self, stage, dst, bias, w, h) -> None:
+        """Accumulator ``dst`` = its channel's bias, per lane or channel-innermost."""
+        if self.io_lanes:
+            loop, i = nest(self.prog, stage, ("y", h), ("x", w))
+            for k in range(self.c_mid):
                 add_op(loop, f"{stage}_{k}", (dst, k, i["x"], i["y"]), [(bias, k)],
                        pass_kernel(f"{stage}_pass", s16))
             return
-        loop, i = nest(prog, stage, ("y", h), ("x", w), ("k", c_mid))
+        loop, i = nest(self.prog, stage, ("y", h), ("x", w), ("k", self.c_mid))
         add_op(loop, stage, (dst, i["k"], i["x"], i["y"]), [(bias, i["k"])],
                pass_kernel(f"{stage}_pass", s16))
 
-    def activate(stage, src, dst, channels, w, h, kernel):
-        if io_lanes:
-            lane_stage(prog, stage, src, dst, channels, u, w, h, kernel)
+    def activate(self, stage, src, dst, channels, w, h, kernel) -> None:
+        """``dst = kernel(src)`` per channel, per lane or channel-innermost."""
+        if self.io_lanes:
+            lane_stage(self.prog, stage, src, dst, channels, self.u, w, h, kernel)
             return
-        loop, i = nest(prog, stage, ("y", h), ("x", w), ("k", channels))
+        loop, i = nest(self.prog, stage, ("y", h), ("x", w), ("k", channels))
         add_op(loop, stage, (dst, i["k"], i["x"], i["y"]), [(src, i["k"], i["x"], i["y"])],
                kernel)
 
-    # layer 1: 1x1 conv c_in -> c_mid, input channels in blocks of u
-    init("init1", "l1", "b1", width, height)
-    loop, i = nest(prog, "conv1", ("co", c_in // u), ("y", height), ("x", width))
-    for k in range(c_mid):
-        cs = [i["co"] * u + c for c in range(u)]
-        loads = [("in_mem", c, i["x"], i["y"]) for c in cs]
-        loads += [("w1_mem", c, k) for c in cs] + [("l1", k, i["x"], i["y"])]
-        add_op(loop, f"conv1_{k}", ("l1", k, i["x"], i["y"]), loads, mac, unit(k))
-    activate("act1", "l1", "a1", c_mid, width, height, act)
+    def layer1(self) -> None:
+        """1x1 conv c_in -> c_mid, the input channels in blocks of ``u``."""
+        u, width, height = self.u, self.width, self.height
+        self.init("init1", "l1", "b1", width, height)
+        loop, i = nest(self.prog, "conv1", ("co", self.c_in // u), ("y", height), ("x", width))
+        for k in range(self.c_mid):
+            cs = [i["co"] * u + c for c in range(u)]
+            loads = [("in_mem", c, i["x"], i["y"]) for c in cs]
+            loads += [("w1_mem", c, k) for c in cs] + [("l1", k, i["x"], i["y"])]
+            add_op(loop, f"conv1_{k}", ("l1", k, i["x"], i["y"]), loads, self.mac, self.unit(k))
+        self.activate("act1", "l1", "a1", self.c_mid, width, height, self.act)
 
-    # layer 2: 3x3 conv c_mid -> c_mid, the window sequential
-    init("init2", "l2", "b2", ow, oh)
-    loop, i = nest(prog, "conv2", ("ky", 3), ("kx", 3), ("y", oh), ("x", ow))
-    for k in range(c_mid):
-        loads = [("a1", c, i["x"] + i["kx"], i["y"] + i["ky"]) for c in range(c_mid)]
-        loads += [("w2_mem", c, k, i["kx"], i["ky"]) for c in range(c_mid)]
-        loads.append(("l2", k, i["x"], i["y"]))
-        add_op(loop, f"conv2_{k}", ("l2", k, i["x"], i["y"]), loads, mac, unit(k))
-    activate("act2", "l2", "a2", c_mid, ow, oh, act)
+    def layer2(self) -> None:
+        """3x3 conv c_mid -> c_mid, the window sequential."""
+        c_mid, ow, oh = self.c_mid, self.ow, self.oh
+        self.init("init2", "l2", "b2", ow, oh)
+        loop, i = nest(self.prog, "conv2", ("ky", 3), ("kx", 3), ("y", oh), ("x", ow))
+        for k in range(c_mid):
+            loads = [("a1", c, i["x"] + i["kx"], i["y"] + i["ky"]) for c in range(c_mid)]
+            loads += [("w2_mem", c, k, i["kx"], i["ky"]) for c in range(c_mid)]
+            loads.append(("l2", k, i["x"], i["y"]))
+            add_op(loop, f"conv2_{k}", ("l2", k, i["x"], i["y"]), loads, self.mac, self.unit(k))
+        self.activate("act2", "l2", "a2", c_mid, ow, oh, self.act)
 
-    # layer 3: 1x1 conv c_mid -> c_out, output channels in blocks of u, bias as accumulator
-    loop, i = nest(prog, "conv3", ("ko", c_out // u), ("y", oh), ("x", ow))
-    for k in range(u):
-        ch = i["ko"] * u + k
-        loads = [("a2", c, i["x"], i["y"]) for c in range(c_mid)]
-        loads += [("w3_mem", c, ch) for c in range(c_mid)] + [("b3", ch)]
-        add_op(loop, f"conv3_{k}", ("l3", ch, i["x"], i["y"]), loads, mac, unit(k))
-    activate("drain", "l3", "output", c_out, ow, oh, relu_kernel("relu_kernel"))
-    return prog.validate()
+    def layer3(self) -> None:
+        """1x1 conv c_mid -> c_out, the output channels in blocks of ``u``, the bias as the
+        accumulator input; then the ReLU drain to the output."""
+        u, c_mid, ow, oh = self.u, self.c_mid, self.ow, self.oh
+        loop, i = nest(self.prog, "conv3", ("ko", self.c_out // u), ("y", oh), ("x", ow))
+        for k in range(u):
+            ch = i["ko"] * u + k
+            loads = [("a2", c, i["x"], i["y"]) for c in range(c_mid)]
+            loads += [("w3_mem", c, ch) for c in range(c_mid)] + [("b3", ch)]
+            add_op(loop, f"conv3_{k}", ("l3", ch, i["x"], i["y"]), loads, self.mac,
+                   self.unit(k))
+        self.activate("drain", "l3", "output", self.c_out, ow, oh, relu_kernel("relu_kernel"))
 
 
 def make_inputs(seed: int = 0, width: int = 30, height: int = 30, c_in: int = 64,

@@ -30,8 +30,8 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, maximum, minimum, s16, u16
 
-from ._common import (check_sizes, image_program, round_up, stencil_kernel, test_image,
-                      to_dtype, unrolled_stage, weighted_window, wrap)
+from compiler.frontend.loopnest import image_program, round_up, stencil_kernel, unrolled_stage
+from ._common import check_sizes, test_image, to_dtype, weighted_window, wrap
 
 SIZES = {"width": 64, "height": 64, "unroll": 1}
 TAPS = (1, 4, 6, 4, 1)

@@ -15,7 +15,8 @@ import numpy as np
 
 from compiler.ir import Program, u16
 
-from ._common import add_op, check_sizes, image_inputs, image_program, nest, pass_kernel, to_dtype
+from compiler.frontend.loopnest import add_op, image_program, nest, pass_kernel
+from ._common import check_sizes, image_inputs, to_dtype
 
 SIZES = {"width": 64, "height": 64, "factor": 2}
 

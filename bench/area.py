@@ -42,7 +42,7 @@ from ubgen.fpga import tool_path  # noqa: E402
 OUT = ROOT / "build" / "bench"
 
 # Thesis Table 7.2 (16 nm): the reference, printed next to our figures, never tuned towards.
-THESIS = {"pub_um2": 13.7e3, "pub_sram_pct": 42, "dp_um2": 16.7e3, "dp_sram_pct": 74}
+from compiler.figures import THESIS_7_2_AREA as THESIS  # noqa: E402
 
 # Gate types abc -g cmos2 emits plus the D flip-flop, all of which stat -tech cmos prices.
 # $scopeinfo carries names only; $mem_v2 is the SRAM macro, excluded by design.
@@ -223,7 +223,7 @@ def format_table(r: dict) -> str:
         f"measured: the SRAM macros (single-port 512x64 = {r['assumptions']['sp_512x64_um2']:g} "
         f"um2, dual-port = {r['assumptions']['dp_over_sp_ratio']:g} x that, thesis §7.2) and "
         f"the conversion {k:g} um2 per transistor (a 16 nm standard-cell assumption). All "
-        "three live in constraints/arch/*.toml [area]. The thesis figures come from a "
+        "three live in ubgen/constraints/arch/*.toml [area]. The thesis figures come from a "
         "placed 16 nm flow with real macros; ours are an estimate of the same comparison.",
     ]
     return "\n".join(lines[:-1] + [""] + textwrap.wrap(lines[-1], 96))
@@ -231,7 +231,7 @@ def format_table(r: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--arch", default="pub", help="constraints/arch name or path")
+    ap.add_argument("--arch", default="pub", help="ubgen/constraints/arch name or path")
     ap.add_argument("--out", default=str(OUT / "area.json"), help="JSON output")
     args = ap.parse_args(argv)
     try:

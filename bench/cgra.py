@@ -28,7 +28,7 @@ The tile modules are Verilated hierarchically (``hier_block``) unless ``--flat``
 docs/array.md "Verilator".
 
 Usage: ``python bench/cgra.py [--arch cgra_4x4 cgra_4x16 cgra_8x8 cgra_16x32] [--seconds 10]
-[--flat] [--measure-only]`` (any arch of ``constraints/arch/`` with an ``[array]`` section;
+[--flat] [--measure-only]`` (any arch of ``ubgen/constraints/arch/`` with an ``[array]`` section;
 ``--measure-only`` re-measures the cycles/s of the executables of an earlier run, which matters
 on a shared machine, where the load moves them by a factor of 2).
 Peak memory is the largest single process of each step (``getrusage`` of the children). The
@@ -328,7 +328,7 @@ def main(argv=None) -> int:
     for arch in archs:
         if not has_array(arch):
             print(f"bench/cgra.py: {arch.name} describes no array (no [array] section); "
-                  f"choose a constraints/arch/cgra_* file", file=sys.stderr)
+                  f"choose a ubgen/constraints/arch/cgra_* file", file=sys.stderr)
             return 2
     rows = []
     for arch in archs:

@@ -1,7 +1,7 @@
 """End-to-end wall time per stage and simulated cycles per second (docs/simulation.md).
 
 For each application, through the driver (``compiler.pipeline.compile_app``): compile, place and
-route, the bundle (with the golden of ``compiler.source.establish_golden``); then the arch's Verilog and Verilator model
+route, the bundle (with the golden of ``compiler.frontend.source.establish_golden``); then the arch's Verilog and Verilator model
 (``sim.array_run.model_for``: built once per arch and cached by the Verilog's SHA-256, so only
 the first app of an arch pays the build, unless ``--cold`` removes the cached model first), and
 the cocotb host run (``sim.array_run.run_bundle``). Prints one row per app: seconds of each

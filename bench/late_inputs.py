@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 def figures(app: str, arch, delay: bool) -> tuple[int, int, int, int]:
     """(cycles, SRAM words, SRAM words as written, MEMs) of ``app``."""
-    from compiler.liveness import total_live_words
+    from compiler.schedule.liveness import total_live_words
     from compiler.pipeline import compile_app
     mapped = compile_app(app, arch, delay=delay, until="map")
     res, impls = mapped.scheduled, mapped.impls

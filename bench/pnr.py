@@ -1,6 +1,7 @@
 """Speed and quality of place and route (compiler/backend/pnr.py, docs/pnr.md) on every app.
 
-    .venv/bin/python bench/pnr.py [APP ...] [--arch A ...] [--seed N] [--small] [--all-fitting]
+    .venv/bin/python bench/pnr.py [APP ...] [--arch A ...] [--seed N] [--effort E] [--small]
+                                  [--all-fitting]
 
 For each app at its Table 7.1 sizes (``--small``: the tests' reduced sizes) on each given arch
 (default: the smallest shipped arch that it fits, by the netlist's counts, of cgra_4x4,
@@ -24,6 +25,7 @@ ARCHS = ("cgra_4x4", "cgra_4x16", "cgra_8x8", "cgra_16x32")   # the shipped arra
 
 def main(argv=None) -> int:
     from apps import NAMES
+    from compiler.backend.place import DEFAULT_SCHEDULE
     from compiler.backend.pnr import PnRError, array_data
     from compiler.pipeline import compile_app
     from tests.apps.test_apps import SMALL
@@ -34,6 +36,9 @@ def main(argv=None) -> int:
                     help="arches to run every app on (default: the smallest of "
                     f"{', '.join(ARCHS)} that fits)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--effort", type=float, default=DEFAULT_SCHEDULE.effort,
+                    help="annealing effort (ubc pnr --effort; default "
+                    f"{DEFAULT_SCHEDULE.effort})")
     ap.add_argument("--small", action="store_true", help="the tests' reduced sizes")
     ap.add_argument("--all-fitting", action="store_true",
                     help="every shipped arch the app fits, not only the smallest")
@@ -44,7 +49,7 @@ def main(argv=None) -> int:
     failed = False
     for app in args.apps:
         sizes = SMALL[app] if args.small else None
-        compiled = lambda a: compile_app(app, a, sizes, seed=args.seed)
+        compiled = lambda a: compile_app(app, a, sizes, seed=args.seed, effort=args.effort)
         if args.arch:
             runs = [(a, compiled(a)) for a in args.arch]
         else:

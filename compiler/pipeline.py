@@ -4,7 +4,7 @@
 Stages, each a pure function of the previous IRs (per-stage seconds in the report):
 
 1. ``frontend``: the application's Program (an apps/ module, a Python app file, a Program JSON
-   file or a Program; :mod:`compiler.source`);
+   file or a Program; :mod:`compiler.frontend.source`);
 2. ``schedule``: tree-height reduction, polyhedral extraction, the sequential and optimized
    schedules (both verified by isl), liveness and the unified buffers
    (``compiler.schedule.report.schedule_program``);
@@ -16,7 +16,7 @@ Stages, each a pure function of the previous IRs (per-stage seconds in the repor
    checker (``compiler.backend.pnr``); a netlist that does not fit is a :class:`FitError`;
 6. ``bundle``: everything a host needs to run the app and check it (``compiler.backend.bundle``):
    the bitstream, the app's inputs at their GLB words and the golden outputs, established once
-   for every PASS verdict by :func:`compiler.source.establish_golden` (the interpreter checked
+   for every PASS verdict by :func:`compiler.frontend.source.establish_golden` (the interpreter checked
    against the app's ``reference()`` or real Halide).
 
 ``compile_app(..., until=STAGE)`` runs the stages up to ``STAGE``; ``CompileResult.run(STAGE)``
@@ -28,7 +28,7 @@ Importing this module does not import Amaranth: the backend reads ubgen's export
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ubgen.arch import Arch, ArchError, load_arch
@@ -37,9 +37,10 @@ from .ir.index import IndexError_
 from .ir.program import Program, ProgramError
 from .ir.ubimpl import UBImpl
 from .backend.netlist import Netlist, NetlistError
-from .source import AppSource, Golden
+from .frontend.source import AppSource, Golden
 
-DEFAULT_ARCH = "cgra_16x32"          # the largest shipped array
+DEFAULT_ARCH = "cgra_16x32"          # the largest shipped array (the sweep's figures)
+PUB_ARCH = "pub"                     # commands that work on a single PUB
 
 
 def user_errors() -> tuple[type[BaseException], ...]:
@@ -47,7 +48,7 @@ def user_errors() -> tuple[type[BaseException], ...]:
     unschedulable program, a buffer or netlist that cannot be built): reported in one line, never
     as a traceback. ``MappingError``, ``NetlistError`` and ``FitError`` are ``ValueError``s."""
     from .poly.extract import ExtractError
-    from .verify import ScheduleError, VerifyError
+    from .schedule.verify import ScheduleError, VerifyError
     return (ProgramError, IndexError_, ExtractError, VerifyError, ScheduleError, ArchError,
             ValueError, KeyError)
 
@@ -86,6 +87,19 @@ class CompileResult:
     @property
     def buffers(self):
         return self.scheduled.buffers
+
+    @property
+    def label(self) -> str:
+        """How one-line errors name the app: its file, or its apps/ name."""
+        return self.source.path if self.source and self.source.path else self.app
+
+    def refusal(self) -> str:
+        """One line for the buffers mapping refused: the app, the first buffer, the cause and
+        what to change (the mapping passes' messages say it)."""
+        why = next(iter(self.refused.values()))
+        more = (f" (and {len(self.refused) - 1} more refused buffers)"
+                if len(self.refused) > 1 else "")
+        return f"{self.label}: {why}{more}"
 
     @property
     def schedule(self):
@@ -134,11 +148,11 @@ class CompileResult:
 
     def establish_golden(self) -> Golden:
         """The app's inputs (``options.seed``) and the golden outputs every PASS verdict
-        compares with (:func:`compiler.source.establish_golden`), computed once. Raises
-        :class:`compiler.source.GoldenMismatch` when the interpreter and the app's reference
+        compares with (:func:`compiler.frontend.source.establish_golden`), computed once. Raises
+        :class:`compiler.frontend.source.GoldenMismatch` when the interpreter and the app's reference
         (or real Halide) disagree."""
         if self.golden is None:
-            from .source import app_inputs, establish_golden
+            from .frontend.source import app_inputs, establish_golden
             t = time.perf_counter()
             self.inputs = app_inputs(self.source, self.options.seed)
             self.golden = establish_golden(self.source, self.inputs)
@@ -185,12 +199,12 @@ class CompileResult:
         from .mapping.hierarchy import storage_mismatches
         from .backend.build import build_netlist
         if self.refused:
-            raise MappingError(next(iter(self.refused.values())))
+            raise MappingError(self.refusal())
         mismatch = storage_mismatches(
             {b.name: b.live_words for b in self.scheduled.live_optimized}, self.impls,
             {b.name: b.kind for b in self.program.buffers.values()}, _levels(self.program))
         if mismatch:
-            raise MappingError(mismatch[0])
+            raise MappingError(f"{self.label}: {mismatch[0]}")
         s = self.scheduled
         self.netlist = build_netlist(s.program, s.optimized, s.buffers, self.impls, self.arch)
         self.netlist.app = self.app
@@ -198,7 +212,8 @@ class CompileResult:
     def _stage_pnr(self) -> None:
         from .backend.pnr import place_and_route
         require_fit(self)
-        self.pnr = place_and_route(self.netlist, self.arch, seed=self.options.seed)
+        extra = {} if self.options.effort is None else {"effort": self.options.effort}
+        self.pnr = place_and_route(self.netlist, self.arch, seed=self.options.seed, **extra)
 
     def _stage_bundle(self) -> None:
         from .backend.bundle import make_bundle
@@ -215,6 +230,7 @@ class FlowOptions:
     balance: bool = True              # tree-height reduction of the kernels
     delay: bool = True                # producers as late as their consumers allow
     seed: int = 0                     # the app's inputs and the placer
+    effort: float | None = None       # the annealer's effort (None: its default schedule)
 
 
 def tile_capacity(arch: Arch) -> dict[str, int]:
@@ -246,8 +262,8 @@ def require_fit(result: CompileResult) -> None:
 
 def check_result(result: CompileResult):
     """The netlist model of ``result`` against the golden outputs on the app's inputs
-    (:meth:`CompileResult.establish_golden`, :func:`compiler.backend.model.check_netlist`)."""
-    from .backend.model import check_netlist
+    (:meth:`CompileResult.establish_golden`, :func:`compiler.backend.netlist_model.check_netlist`)."""
+    from .backend.netlist_model import check_netlist
     golden = result.establish_golden()
     return check_netlist(result.netlist, result.arch, result.program, result.inputs,
                          golden.outputs)
@@ -287,7 +303,8 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
 def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
                 sizes: dict[str, int] | None = None, *, threshold: int | None = None,
                 policy: str | None = None, balance: bool = True,
-                until: str = "netlist", delay: bool = True, seed: int = 0) -> CompileResult:
+                until: str = "netlist", delay: bool = True, seed: int = 0,
+                effort: float | None = None) -> CompileResult:
     """Compile ``app`` (an application name, a Python app file, a Program JSON file or a
     Program) for ``arch`` through the stages up to ``until`` (:data:`STAGES`; module
     docstring). Raises the stages' one-line errors (``ProgramError``, ``ExtractError``,
@@ -295,8 +312,9 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     ``NetlistError``, :class:`FitError`, ``PnRError``, ``GoldenMismatch``). ``delay=False``
     starts producers as early as possible (:mod:`compiler.schedule.delay`). ``until="map"``
     stops after buffer mapping and keeps the refused buffers' reasons in ``refused`` instead
-    of raising. ``seed`` chooses the app's inputs and the placement."""
-    from .source import AppSource, load_app
+    of raising. ``seed`` chooses the app's inputs and the placement, ``effort`` the annealer's
+    effort (``compiler.backend.place.AnnealSchedule``)."""
+    from .frontend.source import AppSource, load_app
     arch = arch if isinstance(arch, Arch) else load_arch(arch)
     t = time.perf_counter()
     if isinstance(app, Program):
@@ -304,12 +322,80 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     else:
         source = load_app(str(app), sizes or {})
     result = CompileResult(source.name, arch, source.program, source=source,
-                           options=FlowOptions(threshold, policy, balance, delay, seed))
+                           options=FlowOptions(threshold, policy, balance, delay, seed, effort))
     result.seconds["frontend"] = time.perf_counter() - t
     result.done.append("frontend")
     return result.run(until)
 
 
+def shipped_arrays() -> list[str]:
+    """The shipped arch files with an array (``ubgen/constraints/arch/*.toml`` with ``[array]``),
+    smallest first (by tiles, then by name)."""
+    from ubgen.arch import ARCH_DIR
+    found = []
+    for path in sorted(ARCH_DIR.glob("*.toml")):
+        arch = load_arch(path.stem)
+        if "array" in arch.raw:
+            found.append((sum(tile_capacity(arch).values()), arch.name))
+    return [name for _n, name in sorted(found)]
+
+
+def _same_mapping_params(a: Arch, b: Arch) -> bool:
+    """Whether two archs schedule and map an app alike (same PUB, DP-SRAM, MEM and schedule
+    parameters); they may differ in the array and the global buffer."""
+    return (a.pub, a.dpbuf, a.mem, a.schedule) == (b.pub, b.dpbuf, b.mem, b.schedule)
+
+
+@dataclass
+class ArchChoice:
+    """Which arch the default rule chose (:func:`compile_on_smallest`) and why the smaller
+    shipped arrays were passed over."""
+    arch: str
+    passed_over: list[str] = field(default_factory=list)   # "<arch>: <one-line reason>"
+    routes: bool = False              # chosen by placing and routing, not by counts alone
+
+    def describe(self, app: str) -> str:
+        how = "fits and routes on" if self.routes else "fits"
+        why = f"; passed over: {'; '.join(self.passed_over)}" if self.passed_over else ""
+        return f"arch {self.arch}: the smallest shipped array {app} {how}{why}"
+
+
+def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None, *,
+                        until: str = "netlist", **options) -> tuple[CompileResult, ArchChoice]:
+    """The default arch of everything that runs on the array (docs/cli.md): compile ``app``
+    on each shipped array, smallest first (:func:`shipped_arrays`), and keep the first whose
+    resources it fits; with ``until`` at ``pnr`` or later, the first it also places and routes
+    on (register padding may need more PEs than the netlist counts). Raises a one-line
+    :class:`FitError` when no shipped array holds it. ``options`` go to :func:`compile_app`."""
+    from .backend.pnr import PnRError
+    routes = STAGES.index(until) >= STAGES.index("pnr")
+    passed: list[str] = []
+    mapped: CompileResult | None = None
+    for name in shipped_arrays():
+        arch = load_arch(name)
+        if mapped is not None and _same_mapping_params(mapped.arch, arch):
+            # the schedule and the buffer mapping read only these parameters: keep them
+            result = replace(mapped, arch=arch, seconds=dict(mapped.seconds), netlist=None,
+                             pnr=None, bundle=None, done=list(STAGES[:STAGES.index("map") + 1]))
+        else:
+            result = compile_app(app, arch, sizes, until="map", **options)
+            mapped = result
+        result.run("netlist")
+        short = [f"needs {need} {res}, has {cap}"
+                 for res, (need, cap) in result.resources().items() if need > cap]
+        if short:
+            passed.append(f"{name}: {short[0]}")
+            continue
+        try:
+            result.run(until)
+        except PnRError as e:
+            passed.append(f"{name}: {str(e).splitlines()[0]}")
+            continue
+        return result, ArchChoice(name, passed, routes)
+    raise FitError(f"{result.app} fits no shipped array ({'; '.join(passed)})")
+
+
 __all__ = ["CompileResult", "compile_app", "check_result", "DEFAULT_ARCH", "STAGES",
+           "PUB_ARCH", "shipped_arrays", "compile_on_smallest", "ArchChoice",
            "FitError", "require_fit", "resources", "tile_capacity", "NetlistError",
            "user_errors"]

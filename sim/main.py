@@ -1,6 +1,6 @@
 """``make sim APP=... [ARCH=...]``: the main job (docs/simulation.md).
 
-``--level array`` (the default): establish the golden first (``compiler.source.establish_golden``:
+``--level array`` (the default): establish the golden first (``compiler.frontend.source.establish_golden``:
 the interpreter must equal the app's ``reference()`` bit for bit, or real Halide for a
 Halide-style program without one, on the app's inputs and on all-zero and all-maximum inputs;
 the interpreter alone only when neither exists; a disagreement fails the run before anything is
@@ -22,7 +22,7 @@ sizes; ``WAVES=1`` also writes ``build/sim/<app>-<arch>.fst``.
 1. golden: the reference interpreter (``compiler.interp``) on the app's inputs (and on
    all-zero and all-maximum inputs) equals the app's independent numpy reference, bit for bit
    (an app file without a reference: real Halide when its Program came from the Halide-style
-   DSL; ``compiler.source.establish_golden``, the same golden as the array level);
+   DSL; ``compiler.frontend.source.establish_golden``, the same golden as the array level);
 2. schedule: tree-height reduction of the kernels (``compiler.passes.tree_height``), the
    sequential baseline and the optimized schedule, both proven by the isl verifier; the
    interpreter running the balanced program (the one ``ubc schedule`` schedules and dumps) in
@@ -45,13 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
-# Table VI of the paper (completion cycles, sequential -> optimized), docs/design.md §7.
-PAPER_CYCLES = {"gaussian": (27159, 4102), "harris": (92227, 4120), "upsample": (53247, 16387),
-                "unsharp": (49279, 4119), "camera": (92013, 4122), "resnet": (44876, 15614),
-                "mobilenet": (22463, 1026)}
+from ubgen.paths import build_dir
 
-
-BUILD_SIM = Path(__file__).resolve().parent.parent / "build" / "sim"
+BUILD_SIM = build_dir("sim")
 
 
 class Failure(Exception):
@@ -73,9 +69,9 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int,
         sizes: dict[str, int] | None = None) -> dict:
     from compiler.interp import run as interp
     from compiler.pipeline import compile_app
-    from compiler.source import GoldenMismatch
+    from compiler.frontend.source import GoldenMismatch
     from compiler.mapping.registers import pack_register_files
-    from compiler.model import check_buffer
+    from compiler.mapping.pub_model import check_buffer
 
     t0 = time.perf_counter()
     result = compile_app(app_name, arch_name, sizes, seed=seed, until="frontend")
@@ -129,38 +125,47 @@ def run(app_name: str, arch_name: str, rtl: bool, seed: int,
     return summary
 
 
-ARRAY_ARCH = "cgra_8x8"          # default arch of the array level
 PUB_ARCH = "pub"                 # default arch of the PUB level
 
 
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
               out_dir: Path | None = None, log=print) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
-    :func:`record_path`). The golden comes first (``compiler.source.establish_golden``): when the
+    :func:`record_path`). The golden comes first (``compiler.frontend.source.establish_golden``): when the
     interpreter and the app's reference (or real Halide) disagree, the record says
     ``passed: false`` with the first differing word and nothing is compiled or simulated.
     Raises the compiler's and place and route's one-line errors (``ValueError``/``KeyError``
     subclasses) before anything is written."""
-    from compiler.pipeline import compile_app, require_fit
-    from compiler.source import GoldenMismatch, effective_sizes
+    from compiler.pipeline import compile_app, compile_on_smallest, require_fit, shipped_arrays
+    from compiler.frontend.source import GoldenMismatch, effective_sizes
     from sim.array_run import model_for, run_bundle
 
     t0 = time.perf_counter()
     say = lambda msg: log(f"[{time.perf_counter() - t0:7.1f} s] {msg}")
-    result = compile_app(app, arch_name, sizes, until="frontend", seed=seed)
-    base = {"app": result.app, "arch": result.arch.name, "level": "array",
-            "path": result.source.file, "sizes": effective_sizes(result.source), "seed": seed}
-    out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"], result.source)
+    # the golden needs no arch: establish it on the frontend alone, before compiling
+    front = compile_app(app, arch_name or shipped_arrays()[0], sizes, until="frontend",
+                        seed=seed)
+    base = {"app": front.app, "arch": arch_name, "level": "array",
+            "path": front.source.file, "sizes": effective_sizes(front.source), "seed": seed}
     try:
-        golden = result.establish_golden()
+        golden = front.establish_golden()
     except GoldenMismatch as e:
         say(f"FAIL: {e}")
+        base["arch"] = base["arch"] or "auto"        # no arch was chosen: nothing compiled
         record = dict(base, golden=e.kind, passed=False, match=False, failures=[str(e)])
-        return _write_record(record, out)
+        return _write_record(record, record_path(out_dir or BUILD_SIM, base["app"],
+                                                 base["arch"], front.source))
     say(f"golden: {golden.describe()}")
     t = time.perf_counter()
-    result.run("netlist")
-    require_fit(result)
+    if arch_name is None:
+        result, choice = compile_on_smallest(app, sizes, until="pnr", seed=seed)
+        say(choice.describe(result.app))
+    else:
+        result = front.run("netlist")
+        require_fit(result)
+    result.inputs, result.golden = front.inputs, golden
+    base["arch"] = result.arch.name
+    out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"], result.source)
     rep = result.report
     compile_seconds = time.perf_counter() - t
     say(f"compile: {rep['app']} on {rep['arch']}: {rep['pes']} PEs, {rep['mems']} MEMs, "
@@ -205,7 +210,7 @@ def record_path(out_dir: Path, app: str, arch: str, source) -> Path:
     """``<out_dir>/<app>-<arch>.json``, with the sizes that differ from the app's defaults
     appended (``gaussian-cgra_8x8-width24-height24.json``), so runs at different sizes keep
     their own records."""
-    from compiler.source import effective_sizes
+    from compiler.frontend.source import effective_sizes
     defaults = effective_sizes(type(source)(source.name, source.program, source.module, {}))
     given = [f"{k}{v}" for k, v in source.sizes.items() if defaults.get(k) != v]
     return out_dir / ("-".join([app, arch] + given) + ".json")
@@ -230,16 +235,15 @@ def _one_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sim.main", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("--app", default="gaussian",
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The command line of ``make sim`` / ``ubc sim`` (docs/cli.md)."""
+    ap.add_argument("app", metavar="APP",
                     help="application name (apps/), a Python app file (docs/apps.md) or a "
                          "Program JSON file")
     ap.add_argument("--arch", default=None,
-                    help=f"constraints/arch name or path (default {ARRAY_ARCH}; "
-                         f"{PUB_ARCH} for --level pub)")
+                    help="ubgen/constraints/arch name or path (default: the smallest shipped "
+                         "array APP fits and routes on, named in the output; "
+                         f"{PUB_ARCH} for --level pub, which works on single PUBs)")
     ap.add_argument("--size", action="append", default=[], metavar="NAME=INT",
                     help="an application size parameter (repeatable), e.g. width=16")
     ap.add_argument("--level", choices=["array", "pub"], default="array",
@@ -251,11 +255,23 @@ def main(argv=None) -> int:
                     help="input generator seed (and the placer's seed)")
     ap.add_argument("--waves", action="store_true",
                     help="--level array: write an FST waveform (as WAVES=1)")
-    args = ap.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="ubc sim", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    add_arguments(ap)
+    from compiler.frontend.source import warnings_once
+    with warnings_once("sim"):
+        return run_from_args(ap.parse_args(argv))
+
+
+def run_from_args(args) -> int:
     if args.level == "array":
         return main_array(args)
     try:
-        from compiler.source import parse_sizes
+        from compiler.frontend.source import parse_sizes
         s = run(args.app, args.arch or PUB_ARCH, not args.no_rtl, args.seed,
                 parse_sizes(args.size))
     except Failure as e:
@@ -264,7 +280,8 @@ def main(argv=None) -> int:
     except (KeyError, ValueError) as e:        # unknown app, bad arch, mapping errors
         print(f"sim: error: {_one_line(e)}", file=sys.stderr)
         return 2
-    paper = PAPER_CYCLES.get(args.app)
+    from compiler.figures import PAPER_VI
+    paper = PAPER_VI.get(s['app'])
     ref = f" (paper Table VI: {paper[0]} -> {paper[1]})" if paper else ""
     print(f"\n{s['app']}: PASS  golden: {s['golden']}; cycles {s['cycles_sequential']} -> {s['cycles_optimized']}{ref}; "
           f"SRAM words {s['sram_words_sequential']} -> {s['sram_words_optimized']}; "
@@ -275,12 +292,11 @@ def main(argv=None) -> int:
 
 
 def main_array(args) -> int:
-    from compiler.source import parse_sizes
+    from compiler.frontend.source import parse_sizes
     from sim.array_run import RunError
     try:
         sizes = parse_sizes(args.size)
-        rec = run_array(args.app, args.arch or ARRAY_ARCH, sizes, args.seed,
-                        True if args.waves else None)
+        rec = run_array(args.app, args.arch, sizes, args.seed, True if args.waves else None)
     except RunError as e:
         print(f"sim: error: {_one_line(e)}", file=sys.stderr)
         return 1

@@ -15,8 +15,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BUILD = ROOT / "build" / "sim"
+from ubgen.paths import build_dir
+
+ROOT = Path(__file__).resolve().parent.parent       # the directory holding sim/ (PYTHONPATH)
+BUILD = build_dir("sim")
 
 VERILATOR_ARGS = ["-Wno-WIDTHEXPAND", "-Wno-WIDTHTRUNC", "-Wno-fatal", "-O2",
                   "--x-assign", "fast", "--x-initial", "fast"]

@@ -4,7 +4,7 @@ For an application: compile it to its mapped buffers (``compiler.pipeline.compil
 ``until="map"``), and for every PUB block of every buffer produce a *job*: the block's register values (encoded by
 ``ubgen.controller.encode_controller`` through ``PUBBlock.registers``), the input streams that
 reach its ``data_in`` ports, and the output streams the config-driven model
-(``compiler.model``) predicts on its ``data_out`` ports. ``sim/tb/test_xcheck.py`` loads the
+(``compiler.mapping.pub_model``) predicts on its ``data_out`` ports. ``sim/tb/test_xcheck.py`` loads the
 registers into the generated PUB Verilog over the configuration bus, plays the inputs, and
 requires the RTL's streams to equal the model's: same cycles, same values wherever the model
 knows the value.
@@ -47,7 +47,7 @@ def app_jobs(app: str, arch: Arch | str = "pub", buffers: list[str] | None = Non
     """One :class:`Job` per single-tile PUB block of ``app`` (optionally only ``buffers``), from
     the compiler's one driver (``compiler.pipeline.compile_app(..., until="map")``)."""
     from compiler.mapping.common import t2addr
-    from compiler.model import _points, run_impl, simulate_pub
+    from compiler.mapping.pub_model import _points, run_impl, simulate_pub
     from compiler.pipeline import compile_app
 
     arch = load_arch(arch) if isinstance(arch, str) else arch

@@ -1,4 +1,4 @@
-"""Architecture parameters read from ``constraints/arch/*.toml``.
+"""Architecture parameters read from ``ubgen/constraints/arch/*.toml`` (package data).
 
 The same dataclasses parameterize the RTL generators and are exported to the compiler, so the
 two always agree on sizes, widths and latencies (docs/design.md §2, "one source of truth").
@@ -9,8 +9,9 @@ import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-ARCH_DIR = ROOT / "constraints" / "arch"
+from .paths import CONSTRAINTS_DIR
+
+ARCH_DIR = CONSTRAINTS_DIR / "arch"
 
 WORD_WIDTH = 16
 WORD_MASK = (1 << WORD_WIDTH) - 1
@@ -180,15 +181,23 @@ def _section(data: dict, name: str, cls, source: str, extra: dict | None = None,
     return cls(**kwargs)
 
 
-def load_arch(path: str | Path = "pub") -> Arch:
-    """Load a constraints file by path or by name (``constraints/arch/<name>.toml``)."""
+def arch_file(path: str | Path) -> Path:
+    """The constraints file an arch name (``ubgen/constraints/arch/<name>.toml``) or path names."""
     p = Path(path)
-    if not p.suffix:
-        p = ARCH_DIR / f"{path}.toml"
+    return ARCH_DIR / f"{path}.toml" if not p.suffix else p
+
+
+def load_arch(path: str | Path = "pub") -> Arch:
+    """Load a constraints file by path or by name (``ubgen/constraints/arch/<name>.toml``)."""
+    p = arch_file(path)
     source = str(p)
     try:
         data = tomllib.loads(p.read_text())
     except FileNotFoundError:
+        if not Path(path).suffix:
+            shipped = ", ".join(sorted(q.stem for q in ARCH_DIR.glob("*.toml")))
+            raise ArchError(f"unknown arch '{path}'; shipped archs: {shipped} (or the path of "
+                            f"a .toml constraints file)") from None
         raise ArchError(f"{source}: constraints file not found") from None
     except tomllib.TOMLDecodeError as e:
         raise ArchError(f"{source}: malformed TOML: {e}") from None

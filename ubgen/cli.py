@@ -36,7 +36,7 @@ def regmap_markdown(arch: Arch) -> str:
     parts = [
         "# Register maps",
         "",
-        f"Generated from the `RegisterMap` objects that build the RTL, for `constraints/arch/"
+        f"Generated from the `RegisterMap` objects that build the RTL, for `ubgen/constraints/arch/"
         f"{arch.name}.toml`; do not edit. Regenerate with `{REGEN_CMD}`.",
         "",
         "Each register is one 32-bit word on the block's configuration bus (`cfg_addr` is the "
@@ -137,7 +137,9 @@ def parser() -> argparse.ArgumentParser:
                                  "Verilog, register maps and FPGA reports for the PUB and the "
                                  "DP-SRAM + AG buffer.")
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
-    arch_help = "constraints file: a name in constraints/arch/ or a path (default: pub)"
+    arch_help = ("constraints file: a name in ubgen/constraints/arch/ or a path (default: pub, a "
+                 "single PUB and the DP-SRAM + AG buffer; an arch with an array adds the "
+                 "whole accelerator)")
 
     v = sub.add_parser("verilog", help="write generated Verilog and register maps",
                        description="Write <block>.v and <block>_regmap.json for the PUB and the "

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from amaranth.lib.wiring import In, Out
 
+from .array.tilespec import TILE_ADDR_WIDTH
 from .config import config_bus_signature
 
-__all__ = ["CFG_ADDR_WIDTH", "core_members"]
-
-CFG_ADDR_WIDTH = 16   # width of a tile's register offset on the array's config bus
+__all__ = ["core_members"]
 
 
-def core_members(ports: dict[str, tuple[str, int]], cfg_addr_width: int = CFG_ADDR_WIDTH,
+def core_members(ports: dict[str, tuple[str, int]], cfg_addr_width: int = TILE_ADDR_WIDTH,
                  **extra) -> dict:
     """Signature members of a core with routed ``ports`` (name -> (direction, width))."""
     members = {"cfg": In(config_bus_signature(cfg_addr_width)), "run": In(1), "stall": In(1)}

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ubgen.arch import WORD_MASK
+from ubgen.array.graph import edge_values
 from ubgen.top.spec import tile_address
 
 from .netlist import Netlist
@@ -137,17 +138,11 @@ def edge_writes(graph, edges, index: RegisterIndex) -> list[tuple[int, int]]:
     pipeline enables (``mux -> reg``: 1, the bypass ``mux -> out``: 0), connection-box
     selects. Raises :class:`BitstreamError` when two edges need different values of one
     register."""
-    values: dict[int, int] = {}
-    for u, v in edges:
-        e = graph.edges[u, v]
-        if e["reg"] is None:
-            continue
-        tid, name = e["reg"]
-        addr = index.address(tid, name)
-        if values.setdefault(addr, int(e["sel"])) != int(e["sel"]):
-            raise BitstreamError(f"edges need tile {tid} register {name} = {values[addr]} "
-                                 f"and {e['sel']}")
-    return sorted(values.items())
+    try:
+        values = edge_values(graph, edges)
+    except ValueError as e:
+        raise BitstreamError(str(e)) from None
+    return sorted((index.address(tid, name), v) for (tid, name), v in values.items())
 
 
 def path_writes(graph, path: list[str], index: RegisterIndex) -> list[tuple[int, int]]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ubgen.arch import Arch, WORD_MASK
+from ubgen.arch import Arch, WORD_MASK, WORD_WIDTH
 from ubgen.controller import AffineMap, ControllerConfig, EncodeError, encode_controller
 from ubgen.io.spec import io_layouts
 from ubgen.pe.ops import PEOp
@@ -59,7 +59,7 @@ class Source:
     node: str
     port: str
     offset: int | None
-    width: int = 16
+    width: int = WORD_WIDTH
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class _Demand:
     node: str
     port: str
     needed: int
-    width: int = 16
+    width: int = WORD_WIDTH
 
 
 @dataclass
@@ -135,7 +135,7 @@ class NetlistBuilder:
                                          label=f"const {value}", op=None, buffer=None)
         return Source(self.consts[value], "res", None)
 
-    def demand(self, stream, node, port, needed, width=16) -> None:
+    def demand(self, stream, node, port, needed, width=WORD_WIDTH) -> None:
         self.demands.append(_Demand(stream, node, port, needed, width))
 
     def resolve_valid(self, key) -> Source | None:
@@ -184,7 +184,7 @@ class NetlistBuilder:
             self.kernel_node(names[i], kn, {**attrs, "knode": i}, op.name)
         for i, kn in enumerate(kg.nodes):
             for port, opd in kn.inputs.items():
-                width = 1 if port.startswith("bit") else 16
+                width = 1 if port.startswith("bit") else WORD_WIDTH
                 if opd.kind == "arg":
                     self.demand(loads[opd.value], names[i], port, R + kn.sample, width)
                 elif opd.kind == "node":

@@ -8,7 +8,7 @@
 ``glb_word`` is ``bank * bank_words + offset`` (the host's GLB address ``0x1000_0000 + 4 *
 glb_word``): each IO stream's words sit in the bank of the column placement gave its IO tile,
 at its GLB layout (:mod:`.glb`). The expected outputs are the golden outputs
-(``compiler.source.establish_golden``: the interpreter checked against the app's reference or
+(``compiler.frontend.source.establish_golden``: the interpreter checked against the app's reference or
 real Halide), at the words the host reads back; ``cycles_predicted`` is the schedule's completion (the unstalled cycle of
 the last GLB write), ``done_cycle`` one past it, ``output_writes`` the number of ``f2glb``
 fires. The testbench consumes it and re-derives nothing.
@@ -25,7 +25,7 @@ from .netlist import NetlistError
 def make_bundle(net, arch, pnr, inputs: dict, golden: dict) -> dict:
     """The bundle of the netlist ``net`` on ``arch``, placed and routed as ``pnr`` (its
     ``bitstream`` and ``io_banks()``), with the app's ``inputs`` and the ``golden`` outputs the
-    host must read back (``compiler.source.establish_golden``; the driver,
+    host must read back (``compiler.frontend.source.establish_golden``; the driver,
     ``compiler.pipeline``, passes both: this module computes no golden of its own)."""
     bank_words = arch.glb.bank_words
     banks = {n: b["bank"] for n, b in pnr.io_banks().items()}

@@ -5,7 +5,7 @@ Each IO node's stream lives in its own bank (placement gives the bank: the IO ti
 modulo the banks) at the node's :class:`~.netlist.GLBLayout`. An output element written by
 several streams (an accumulator drained more than once, an output split over banks) is read
 where its last write lands: the write times come from the ``f2glb`` controllers' registers
-(``compiler.model.decode_arrays``), as the hardware replays them.
+(``compiler.mapping.pub_model.decode_arrays``), as the hardware replays them.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 from ubgen.arch import Arch, WORD_MASK
 from ubgen.io.spec import io_layouts
 
-from ..model import decode_arrays
+from ..mapping.pub_model import decode_arrays
 from .netlist import GLBLayout, Netlist, NetlistError
 
 

@@ -51,8 +51,10 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from ubgen.arch import WORD_WIDTH
+
 KINDS = ("pe", "mem", "io")
-WIDTHS = (16, 1)
+WIDTHS = (WORD_WIDTH, 1)
 
 
 class NetlistError(ValueError):
@@ -132,7 +134,7 @@ class Netlist:
         return node
 
     def add_edge(self, u: str, src_port: str, v: str, dst_port: str, latency: int,
-                 width: int = 16) -> None:
+                 width: int = WORD_WIDTH) -> None:
         if width not in WIDTHS:
             raise ValueError(f"edge {u}.{src_port} -> {v}.{dst_port}: width {width}")
         if latency < 0:

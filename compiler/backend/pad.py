@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import networkx as nx
 
+from ubgen.arch import WORD_WIDTH
 from ubgen.pe.ops import PEOp
 
 from .netlist import Netlist
@@ -55,7 +56,7 @@ def pad_latencies(net: Netlist, max_route_latency: int = DEFAULT_MAX_ROUTE_LATEN
         if max(s[2] for s in sinks) <= max_route_latency:
             continue
         width = sinks[0][3]
-        inp, outp = ("data0", "res") if width == 16 else ("bit0", "res_p")
+        inp, outp = ("data0", "res") if width == WORD_WIDTH else ("bit0", "res_p")
         stages = max(s[2] for s in sinks) // step
         names = []
         for k in range(1, stages + 1):

@@ -1,9 +1,10 @@
 """Place and route: a netlist onto an array, down to its bitstream (docs/pnr.md; paper §V
 "Finishing Steps").
 
-``place_and_route(netlist, arch, seed)`` runs register padding (:mod:`.pad`: latencies above
-what one route carries become register PEs), placement (:mod:`.place`), routing with exact
-latencies (:mod:`.route`), the bitstream assembler (:mod:`.bitstream`) and the independent
+``place_and_route(netlist, arch, seed, effort=...)`` runs register padding (:mod:`.pad`:
+latencies above what one route carries become register PEs), placement (:mod:`.place`:
+simulated annealing on :class:`~.place.AnnealSchedule` with the given effort), routing with
+exact latencies (:mod:`.route`), the bitstream assembler (:mod:`.bitstream`) and the independent
 bitstream checker (:mod:`.check`). If routing fails at the default route latency, the netlist
 is padded again with a smaller one (shorter detours, more register PEs); if the register PEs do
 not fit the array, with a larger one (fewer register PEs, longer detours); the first that
@@ -23,7 +24,7 @@ from .bitstream import Bitstream, RegisterIndex, assemble
 from .check import CheckReport, check_bitstream
 from .netlist import Netlist
 from .pad import DEFAULT_MAX_ROUTE_LATENCY, pad_latencies
-from .place import Placement, PlaceError, check_fit, place
+from .place import DEFAULT_SCHEDULE, AnnealSchedule, Placement, PlaceError, check_fit, place
 from .route import RouteError, RouteGraph, Routing, route
 
 # tried in order: shorter routes (more register PEs) when routing fails, longer routes (fewer
@@ -73,6 +74,7 @@ class PnRResult:
     place_seconds: float
     route_seconds: float
     max_comb_hops: int = 0
+    effort: float = DEFAULT_SCHEDULE.effort
     extra: dict = field(default_factory=dict)
 
     def io_banks(self) -> dict[str, dict]:
@@ -87,6 +89,7 @@ class PnRResult:
     def summary(self) -> dict:
         net, pad = self.netlist, self.padded
         return {"app": net.app, "arch": self.arch.name, "seed": self.seed,
+                "effort": self.effort,
                 "pes": pad.count("pe"), "register_pes": pad.count("pe") - net.count("pe"),
                 "mems": pad.count("mem"), "ios": pad.count("io"),
                 "wirelength": self.routing.wire_nodes(),
@@ -115,9 +118,13 @@ def routing_nets(net: Netlist, placement: Placement):
 
 
 def place_and_route(net: Netlist, arch: Arch | str, seed: int = 0,
-                    max_route_latency: int | None = None) -> PnRResult:
-    """Place and route ``net`` on ``arch`` (see the module docstring). Raises
-    :class:`PnRError` when it does not fit or cannot be routed."""
+                    max_route_latency: int | None = None,
+                    effort: float = DEFAULT_SCHEDULE.effort) -> PnRResult:
+    """Place and route ``net`` on ``arch`` (see the module docstring); ``effort`` scales the
+    annealer's moves per temperature (:class:`~.place.AnnealSchedule`). Raises
+    :class:`PnRError` when it does not fit or cannot be routed, ``ValueError`` for an effort
+    that is not a positive number."""
+    schedule = AnnealSchedule(effort=effort)
     data = array_data(arch)
     try:
         check_fit(net, data.layout)
@@ -134,7 +141,7 @@ def place_and_route(net: Netlist, arch: Arch | str, seed: int = 0,
             error = error or PnRError(f"with the register PEs of latencies above {m}: {e}")
             continue
         t0 = time.perf_counter()
-        placement = place(padded, data.layout, seed)
+        placement = place(padded, data.layout, seed, schedule)
         t1 = time.perf_counter()
         t_place += t1 - t0
         try:
@@ -148,5 +155,5 @@ def place_and_route(net: Netlist, arch: Arch | str, seed: int = 0,
         check = check_bitstream(bits, net, {n: placement.tile_id(n) for n in net.graph.nodes},
                                 data.graph, data.index)
         return PnRResult(net, padded, data.arch, placement, routing, bits, check, m, seed,
-                         t_place, t_route, max_comb_hops=check.max_comb_hops)
+                         t_place, t_route, max_comb_hops=check.max_comb_hops, effort=effort)
     raise PnRError(str(error))

@@ -51,6 +51,16 @@ class NetRoute:
     def latency(self, sink: str) -> int:
         return sum(1 for n in self.path(sink) if n in self.registers)
 
+    def to_dict(self) -> dict:
+        return {"source": self.source, "sinks": [list(s) for s in self.sinks],
+                "parent": dict(sorted(self.parent.items())),
+                "registers": sorted(self.registers)}
+
+    @staticmethod
+    def from_dict(d: dict) -> "NetRoute":
+        return NetRoute(d["source"], [(n, int(lat)) for n, lat in d["sinks"]],
+                        dict(d["parent"]), set(d["registers"]))
+
 
 @dataclass
 class Routing:
@@ -62,6 +72,17 @@ class Routing:
 
     def wire_nodes(self) -> int:
         return sum(len(r.parent) for r in self.nets.values())
+
+    def to_dict(self) -> dict:
+        """JSON-able: every net (keyed ``"<driver node>:<port>"``) with its routed tree."""
+        return {"iterations": self.iterations,
+                "nets": [{"net": list(k), **r.to_dict()}
+                         for k, r in sorted(self.nets.items())]}
+
+    @staticmethod
+    def from_dict(d: dict) -> "Routing":
+        return Routing({tuple(n["net"]): NetRoute.from_dict(n) for n in d["nets"]},
+                       int(d["iterations"]))
 
 
 class RouteGraph:

@@ -9,18 +9,48 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["add_app_arguments", "add_delay_argument", "check_dir", "write_file", "write_dir", "write_with"]
+__all__ = ["add_app_arguments", "add_delay_argument", "check_dir", "write_file", "write_dir",
+           "write_with", "compile_for", "ARRAY_ARCH_HELP", "PUB_ARCH_HELP"]
+
+ARRAY_ARCH_HELP = ("constraints file name (ubgen/constraints/arch/) or path; default: the smallest "
+                   "shipped array the app fits{routes} (cgra_4x4, cgra_8x8, cgra_4x16, "
+                   "cgra_16x32), named in the output; give --arch to compare figures over time")
+PUB_ARCH_HELP = ("constraints file name (ubgen/constraints/arch/) or path; this command works on a "
+                 "single PUB per buffer, default: pub")
 
 
-def add_app_arguments(s: argparse.ArgumentParser, default_arch: str = "pub") -> None:
-    """``APP``, ``--arch`` and ``--size``: how every ``ubc`` subcommand names its input."""
+def add_app_arguments(s: argparse.ArgumentParser, on_array: bool = True,
+                      routes: bool = False) -> None:
+    """``APP``, ``--arch`` and ``--size``: how every ``ubc`` subcommand names its input
+    (docs/cli.md). ``on_array``: the command runs on an array, so ``--arch`` defaults to the
+    smallest shipped array the app fits (``routes``: and places and routes on,
+    :func:`compiler.pipeline.compile_on_smallest`); otherwise it works on a single PUB and
+    defaults to ``pub``."""
     s.add_argument("app", metavar="APP", help="application name (apps/), a Python app file "
                    "(FILE.py: build(**sizes), make_inputs(seed=0, **sizes); docs/apps.md) or a "
                    "Program JSON file")
-    s.add_argument("--arch", default=default_arch, metavar="A",
-                   help=f"constraints file name or path (default: {default_arch})")
+    if on_array:
+        s.add_argument("--arch", default=None, metavar="A", help=ARRAY_ARCH_HELP.format(
+            routes=" and places and routes on" if routes else ""))
+    else:
+        s.add_argument("--arch", default="pub", metavar="A", help=PUB_ARCH_HELP)
     s.add_argument("--size", action="append", default=[], metavar="NAME=N",
                    help="override an application size, e.g. --size width=32 (repeatable)")
+
+
+def compile_for(args, until: str, say=print, **options):
+    """Compile ``args.app`` up to ``until`` on ``args.arch``, or, without one, on the smallest
+    shipped array it fits (and places and routes on, from ``pnr`` on), saying which through
+    ``say``. Returns ``(CompileResult, ArchChoice | None)``."""
+    from ..pipeline import compile_app, compile_on_smallest
+    from ..frontend.source import parse_sizes
+    sizes = parse_sizes(args.size)
+    if args.arch is not None:
+        return compile_app(args.app, args.arch, sizes, until=until, **options), None
+    result, choice = compile_on_smallest(args.app, sizes, until=until, **options)
+    if say is not None:
+        say(choice.describe(result.app))
+    return result, choice
 
 
 def add_delay_argument(s: argparse.ArgumentParser) -> None:

@@ -8,7 +8,8 @@
    golden (``CompileResult.establish_golden``, the same as ``make sim``'s) and the host's
    vectors; write ``DIR/design.json`` and ``DIR/vectors.json``;
 2. ``python -m sim.fpga_run DIR``: the design in Verilator, checked bit for bit and its cycles
-   (the design's own counter) against the schedule's prediction; a failed check stops here;
+   (the design's own counter) against the schedule's prediction; a failed check stops here
+   (exit status 1, docs/cli.md);
 3. ``python -m ubgen fpga --target T --app-design DIR/design.json``: Yosys and nextpnr;
 4. ``DIR/report.json`` and a summary: LUT4, FF, BRAM, DSP, Fmax, cycles, output values and the
    time per output value (cycles / Fmax / values), the seconds of every step.
@@ -32,9 +33,6 @@ from .common import add_app_arguments, check_dir
 
 __all__ = ["add_fpga_subcommand", "cmd_fpga", "FPGAFlowError"]
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
 class FPGAFlowError(ValueError):
     """A step of the FPGA flow failed (one line: the step's own message)."""
 
@@ -43,27 +41,33 @@ def _say(msg: str) -> None:
     print(f"[ubc fpga] {msg}", flush=True)
 
 
-def _step(cmd: list[str], what: str) -> None:
-    """Run a step in its own process, its progress on our output; a failure is one line (the
-    step's last error line)."""
-    proc = subprocess.run(cmd, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+def _step(cmd: list[str], what: str) -> int:
+    """Run a step in its own process, its progress on our output. The simulated check's exit
+    status 1 (a check failed; it printed why) is returned; any other failure is one line, the
+    step's last error line (:class:`FPGAFlowError`, exit status 2)."""
+    proc = subprocess.run(cmd, stderr=subprocess.PIPE, text=True)
+    if proc.returncode in (0, 1) and what == "simulated check":
+        sys.stderr.write(proc.stderr)
+        return proc.returncode
     if proc.returncode:
         lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
         err = next((ln for ln in reversed(lines) if ln.lower().startswith("error")),
                    lines[-1] if lines else f"exit status {proc.returncode}")
         raise FPGAFlowError(f"{what}: {err.removeprefix('error: ')}")
+    return 0
 
 
 def _default_dir(result) -> Path:
     """``build/fpga/app_<app>``, with the sizes given on the command line appended."""
+    from ubgen.paths import build_dir
     extra = "".join(f"-{k}{v}" for k, v in sorted(result.sizes.items()))
-    return ROOT / "build" / "fpga" / f"app_{result.app}{extra}"
+    return build_dir("fpga", f"app_{result.app}{extra}")
 
 
 def cmd_fpga(args) -> int:
     import numpy as np
     from ..pipeline import compile_app
-    from ..source import effective_sizes, parse_sizes
+    from ..frontend.source import effective_sizes, parse_sizes
     t0 = time.monotonic()
     seconds: dict[str, float] = {}
     if args.out:
@@ -88,9 +92,14 @@ def cmd_fpga(args) -> int:
     (out / "vectors.json").write_text(json.dumps(vectors) + "\n")
     _say(f"wrote {out / 'design.json'}; simulating in Verilator ...")
     t = time.monotonic()
-    _step([sys.executable, "-m", "sim.fpga_run", str(out)], "simulated check")
+    status = _step([sys.executable, "-m", "sim.fpga_run", str(out)], "simulated check")
     seconds["simulate"] = round(time.monotonic() - t, 2)
     sim = json.loads((out / "sim.json").read_text())
+    if status:
+        print(f"ubc: fpga: {result.app}: the simulated check failed: "
+              f"{'; '.join(sim['failures'])} (see {out / 'sim.json'}); no synthesis",
+              file=sys.stderr)
+        return 1
     report = {"app": result.app, "arch": result.arch.name,
               "sizes": effective_sizes(result.source),
               "target": args.target, "design": summary, "pixels": pixels,

@@ -39,7 +39,7 @@ def _print_report(app: str, rep: dict) -> None:
 def cmd_map(args) -> int:
     from ..mapping.report import map_report
     from ..pipeline import compile_app
-    from ..source import parse_sizes
+    from ..frontend.source import parse_sizes
     if args.threshold < 0:
         raise ValueError(f"--threshold must be non-negative, got {args.threshold}")
     result = compile_app(args.app, args.arch, parse_sizes(args.size), threshold=args.threshold,
@@ -49,6 +49,9 @@ def cmd_map(args) -> int:
         print(json.dumps(rep))
     else:
         _print_report(args.app, rep)
+    if result.refused:          # a buffer that cannot be mapped: bad input (docs/cli.md)
+        from ..mapping.common import MappingError
+        raise MappingError(result.refusal())
     return 0
 
 
@@ -58,7 +61,7 @@ def add_map_subcommand(subparsers) -> None:
         description="Schedule APP, then run buffer mapping (thesis ch. 5) on every unified "
         "buffer and report memories, shift registers, banks, chained tiles and SRAM words; "
         "--backend selects how memories are counted (thesis Table 7.3).")
-    add_app_arguments(s)
+    add_app_arguments(s, on_array=False)
     s.add_argument("--threshold", type=int, default=DEFAULT_THRESHOLD, metavar="N",
                    help=f"largest delay kept in shift registers (default {DEFAULT_THRESHOLD}, "
                    f"thesis §5.1.2)")

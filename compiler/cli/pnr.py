@@ -1,20 +1,24 @@
 """``ubc pnr``: place and route an app onto an array and assemble its bitstream
 (compiler.backend.pnr, docs/pnr.md).
 
-    ubc pnr APP [--arch A] [--seed N] [--size K=V ...] [--json] [--plot FILE] [--out DIR]
+    ubc pnr APP [--arch A] [--seed N] [--effort E] [--size K=V ...] [--json] [--plot FILE]
+            [--out DIR]
 
-Prints the placement, routing and bitstream figures and the bitstream checker's verdict
+``--effort`` scales the annealer's moves per temperature (compiler.backend.place.AnnealSchedule,
+default 0.5): larger tries more moves, is slower and gives another placement, not necessarily a
+better one. Prints the placement, routing and bitstream figures and the bitstream checker's verdict
 (``--json``: one JSON object). ``--plot FILE`` draws the placed and routed array; ``--out DIR``
-writes ``<app>-<arch>.bitstream.json`` and ``.bin``. Exit status 3 when the checker fails.
-Nothing is written when anything fails.
+writes ``<app>-<arch>.bitstream.json`` and ``.bin``. ``--arch`` defaults to the smallest shipped
+array the app fits and routes on (docs/cli.md). Exit status 1 when the checker fails, 2 on bad
+input. Nothing is written when anything fails.
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from ..pipeline import DEFAULT_ARCH
-from .common import add_app_arguments, check_dir, write_with
+from ..backend.place import DEFAULT_SCHEDULE, AnnealSchedule
+from .common import add_app_arguments, check_dir, compile_for, write_with
 
 
 def _check_out_dir(path: str | None) -> None:
@@ -28,13 +32,14 @@ def _check_out_dir(path: str | None) -> None:
 
 
 def cmd_pnr(args) -> int:
-    from ..pipeline import compile_app
-    from ..source import parse_sizes
+    AnnealSchedule(effort=args.effort)          # a bad --effort fails before any work
     check_dir(args.plot)
     _check_out_dir(args.out)
-    pnr = compile_app(args.app, args.arch, parse_sizes(args.size), seed=args.seed,
-                      until="pnr").pnr
+    result, choice = compile_for(args, "pnr", say=None, seed=args.seed, effort=args.effort)
+    pnr = result.pnr
     summary = pnr.summary()
+    if choice:
+        summary["arch_choice"] = choice.describe(result.app)
     if args.plot:
         from ..backend.pnr_plot import plot_pnr
         write_with(args.plot, lambda tmp: plot_pnr(pnr, tmp), ".png")
@@ -53,7 +58,10 @@ def cmd_pnr(args) -> int:
         print(json.dumps(summary))
     else:
         s = summary
-        print(f"{s['app']} on {s['arch']} (seed {s['seed']}): {s['pes']} PEs "
+        if choice:
+            print(s["arch_choice"])
+        print(f"{s['app']} on {s['arch']} (seed {s['seed']}, effort {s['effort']}): "
+              f"{s['pes']} PEs "
               f"({s['register_pes']} register PEs), {s['mems']} MEMs, {s['ios']} IOs")
         print(f"  place {s['place_seconds']:.2f} s, route {s['route_seconds']:.2f} s "
               f"({s['routing_iterations']} iterations): wirelength {s['wirelength']} routing "
@@ -65,7 +73,7 @@ def cmd_pnr(args) -> int:
             print(f"  plot: {args.plot}")
         for f in summary.get("bitstream_files", []):
             print(f"  wrote {f}")
-    return 0 if pnr.check.ok else 3
+    return 0 if pnr.check.ok else 1
 
 
 def add_pnr_subcommand(subparsers) -> None:
@@ -74,10 +82,13 @@ def add_pnr_subcommand(subparsers) -> None:
         description="Compile APP to its netlist, place it (simulated annealing), route it "
         "(PathFinder on the array's routing graph, every edge with its exact latency through "
         "switch-box pipeline registers and register PEs), assemble the configuration "
-        "bitstream and check it with the independent bitstream checker. Exit status 3 when "
-        "the checker fails.")
-    add_app_arguments(s, default_arch=DEFAULT_ARCH)
+        "bitstream and check it with the independent bitstream checker. Exit status 1 when "
+        "the checker fails, 2 on bad input (an app that fits or routes on no arch included).")
+    add_app_arguments(s, routes=True)
     s.add_argument("--seed", type=int, default=0, help="placement seed (default 0)")
+    s.add_argument("--effort", type=float, default=DEFAULT_SCHEDULE.effort,
+                   help="annealing effort: scales the moves tried per temperature; larger is "
+                   f"slower (default {DEFAULT_SCHEDULE.effort})")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--plot", metavar="FILE", help="draw the placed and routed array (PNG)")
     s.add_argument("--out", metavar="DIR", help="write the bitstream as JSON and binary into "

@@ -46,7 +46,7 @@ def _print_summary(app: str, summary: dict) -> None:
 def cmd_schedule(args) -> int:
     from ..ir.hw import HwParams
     from ..schedule.report import schedule_program
-    from ..source import load_program, parse_sizes
+    from ..frontend.source import load_program, parse_sizes
     check_dir(args.dump, args.plot)
     params = HwParams.from_arch(args.arch)
     program = load_program(args.app, parse_sizes(args.size))
@@ -74,7 +74,7 @@ def add_schedule_subcommand(subparsers) -> None:
         "and with the selected policy (stencil: fused II=1; dnn: coarse-grained modulo "
         "schedule with double buffering), verify both with isl and report completion cycles "
         "and live SRAM words per unified buffer (paper Tables VI/VII).")
-    add_app_arguments(s)
+    add_app_arguments(s, on_array=False)
     s.add_argument("--policy", default="auto", choices=["auto", "stencil", "dnn", "sequential"],
                    help="scheduling policy (default: auto, paper §V-B rule)")
     s.add_argument("--no-balance", action="store_true",

@@ -43,7 +43,7 @@ def _points(args) -> tuple[list[dict], list[tuple[str, ...]]]:
 
 def _validate(app: str, points: list[dict], stages: tuple[str, ...]) -> None:
     """Reject bad input before any work: unknown app, parameter, stage or constraints file."""
-    from ..sweep.point import DEFAULT_ARCH, STAGES, PointError, split_params
+    from ..sweep.point import STAGES, PointError, split_params
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         raise PointError(f"unknown stage(s) {', '.join(unknown)}; stages: {', '.join(STAGES)}")
@@ -51,7 +51,7 @@ def _validate(app: str, points: list[dict], stages: tuple[str, ...]) -> None:
         raise ValueError(f"program file {app} not found")
     for p in points:
         split_params(app, p)
-    for arch in {str(p.get("arch", DEFAULT_ARCH)) for p in points}:
+    for arch in {str(p["arch"]) for p in points if "arch" in p}:
         load_arch(arch)
 
 
@@ -99,13 +99,14 @@ def cmd_sweep(args) -> int:
         print(json.dumps(results))
     else:
         keys = list(dict.fromkeys(k for p in points for k in p))
-        print(_table(results, keys))
+        print(_table(results, keys if "arch" in keys else keys + ["arch"]))
         failed = sum(r["status"] == "error" for r in results)
         print(f"{len(results)} points: {cache.hits} from the cache, "
               f"{len(results) - cache.hits} computed, {failed} failed, "
               f"{sum(r['status'] == 'does-not-fit' for r in results)} do not fit"
               + (f"; cache {cache.dir}" if cache.dir else ""))
-    return 0
+    # a point that failed (an error, not a design that does not fit) is a failed check
+    return 1 if any(r["status"] == "error" for r in results) else 0
 
 
 def add_sweep_subcommand(subparsers) -> None:
@@ -122,7 +123,8 @@ def add_sweep_subcommand(subparsers) -> None:
                    help="swept parameter: an app size (unroll=1,2,4,8) or an option (arch, "
                    "threshold, policy, backend, fetch_width); NAME+NAME=... ties two sizes to "
                    "one value (resnet: ic_unroll+oc_unroll=1,2,4,8); repeatable: the points "
-                   "are the Cartesian product (default arch: cgra_16x32)")
+                   "are the Cartesian product (default arch: the smallest shipped array each "
+                   "point fits; name one with --param arch=... to compare figures over time)")
     s.add_argument("--size", action="append", default=[], metavar="NAME=N",
                    help="a size fixed for every point, e.g. --size width=32 (repeatable)")
     s.add_argument("--stages", default="schedule,map,netlist", metavar="S1,S2",

@@ -1,6 +1,6 @@
 """The host side of an FPGA design (docs/fpga.md "Applications on the FPGA"): the words the host
 streams into each input and the words it must receive from each output, from the app's inputs
-and the golden outputs (``compiler.source.establish_golden``, the same golden as ``make sim``).
+and the golden outputs (``compiler.frontend.source.establish_golden``, the same golden as ``make sim``).
 
 An input stream's words are the input buffer's elements in the order its controller fires
 (``in`` node ``stream``: the element index of every fire as affine maps). An output stream's

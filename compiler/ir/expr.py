@@ -8,7 +8,10 @@ form a DAG.
 Op names (``Call.op``) follow the PE: add sub mul shl lshr ashr and or xor smin smax umin umax
 abs absdiff select eq ne slt sle sgt sge ult ule ugt uge mac pass. Comparisons have type u1.
 Signedness of ``min``/``max``/``shr``/comparisons built with Python operators follows the
-operand type (signed -> smin/ashr/slt, unsigned -> umin/lshr/ult).
+operand type (signed -> smin/ashr/slt, unsigned -> umin/lshr/ult). ``==``/``!=`` compare nodes
+(they are hashed by identity): equality is ``a.eq(b)``/``a.ne(b)``, and a ``bool`` in a kernel
+is refused. docs/apps.md ("Kernel operations and what they cost") lists every operation and
+its PEs.
 """
 from __future__ import annotations
 
@@ -41,12 +44,16 @@ class Expr:
     def __mul__(self, o): return self._bin("mul", "mul", o)
     def __rmul__(self, o): return self._bin("mul", "mul", o, True)
     def __lshift__(self, o): return self._bin("shl", "shl", o)
+    def __rlshift__(self, o): return self._bin("shl", "shl", o, True)
     def __rshift__(self, o): return self._bin("ashr", "lshr", o)
+    def __rrshift__(self, o): return self._bin("ashr", "lshr", o, True)
     def __and__(self, o): return self._bin("and", "and", o)
     def __rand__(self, o): return self._bin("and", "and", o, True)
     def __or__(self, o): return self._bin("or", "or", o)
     def __ror__(self, o): return self._bin("or", "or", o, True)
     def __xor__(self, o): return self._bin("xor", "xor", o)
+    def __rxor__(self, o): return self._bin("xor", "xor", o, True)
+    def __neg__(self): return self._bin("sub", "sub", 0, True)
     def __lt__(self, o): return self._bin("slt", "ult", o)
     def __le__(self, o): return self._bin("sle", "ule", o)
     def __gt__(self, o): return self._bin("sgt", "ugt", o)
@@ -95,6 +102,11 @@ class Call(Expr):
         if len(self.args) != arity:
             raise ValueError(f"op '{self.op}' takes {arity} arguments, got {len(self.args)}")
         self.args = tuple(self.args)
+        for a in self.args:
+            if not isinstance(a, Expr):
+                raise TypeError(f"op '{self.op}': argument {a!r} is not a kernel expression "
+                                f"(constants are Const(value, type); == and != compare Python "
+                                f"objects, write a.eq(b) / a.ne(b))")
         if self.type is None:
             if self.op in COMPARE_OPS:
                 self.type = u1
@@ -122,6 +134,9 @@ class Lookup(Expr):
 def as_expr(value, type_: IntType = u16) -> Expr:
     if isinstance(value, Expr):
         return value
+    if isinstance(value, bool):     # ``a == b`` compares the nodes, it builds no comparison
+        raise TypeError(f"cannot use {value!r} in a kernel expression (== and != compare "
+                        f"Python objects; write a.eq(b) / a.ne(b))")
     if isinstance(value, int):
         return Const(value, type_)
     raise TypeError(f"cannot use {value!r} in a kernel expression")

@@ -5,6 +5,7 @@ The loop-nest DSL *is* this IR's construction API, with Pythonic names::
     prog = Program("brighten_blur")
     prog.add_input("input", (64, 64, 16))
     prog.add_output("blur", (63, 63, 16))
+    prog.add_buffer("brighten", (64, 64))      # a temp buffer
     t = prog.add_loop("t", 0, 16)
     y = t.add_loop("y_br", 0, 64); x = y.add_loop("x_br", 0, 64)
     op = x.add_op("brighten")
@@ -15,7 +16,9 @@ The loop-nest DSL *is* this IR's construction API, with Pythonic names::
 Loop bounds follow the thesis: ``add_loop(name, start, extent)`` iterates
 ``start <= name < start + extent``. Index expressions are quasi-affine (:mod:`.index`), given as
 strings or built from ``loop.var``. An op has any number of loads, at most one store, and one
-kernel whose arguments are the loads in declaration order.
+kernel whose arguments are the loads in declaration order. Every buffer an op loads or stores
+is declared (``add_input``, ``add_output``, ``add_buffer``; a temp's shape may be ``None``, then
+inferred); :meth:`Program.validate` names the op and the buffer otherwise.
 """
 from __future__ import annotations
 
@@ -30,6 +33,11 @@ from .types import IntType, u16
 
 class ProgramError(ValueError):
     """A malformed program: names the op and the offending construct."""
+
+
+class ProgramWarning(UserWarning):
+    """A program that compiles but probably not as meant (one line naming the cause and what
+    to change); the command lines print each once (:func:`compiler.frontend.source.warnings_once`)."""
 
 
 @dataclass
@@ -211,7 +219,9 @@ class Program:
         raise KeyError(name)
 
     def validate(self) -> "Program":
-        """Structural checks; raises :class:`ProgramError` naming the op."""
+        """Structural checks; raises :class:`ProgramError` naming the op: a missing store or
+        function, a kernel whose arity differs from the loads, a load or store of an
+        undeclared buffer or with the wrong number of indices, a store to an input."""
         for op in self.ops():
             if op.store is None:
                 raise ProgramError(f"op {op.name}: has no store")
@@ -221,11 +231,11 @@ class Program:
                 raise ProgramError(f"op {op.name}: kernel {op.kernel.name} takes "
                                    f"{op.kernel.n_args} arguments but the op has "
                                    f"{len(op.loads)} loads")
-            for acc in op.loads + [op.store]:
+            for kind, acc in [("loads", a) for a in op.loads] + [("stores", op.store)]:
                 decl = self.buffers.get(acc.buffer)
                 if decl is None:
-                    self.add_buffer(acc.buffer)
-                    continue
+                    raise ProgramError(f"op {op.name}: {kind} undeclared buffer {acc.buffer} "
+                                       f"(declare it with add_input, add_output or add_buffer)")
                 if decl.shape is not None and len(decl.shape) != len(acc.index):
                     raise ProgramError(f"op {op.name}: {acc} has {len(acc.index)} indices but "
                                        f"{acc.buffer} has {len(decl.shape)} dimensions")

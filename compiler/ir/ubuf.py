@@ -34,7 +34,7 @@ class UnifiedBuffer:
     kind: str                      # input / output / temp
     type: str
     ports: list[UBPort] = field(default_factory=list)
-    live_words: int | None = None  # from compiler.liveness, when computed
+    live_words: int | None = None  # from compiler.schedule.liveness, when computed
 
     @property
     def inputs(self) -> list[UBPort]:

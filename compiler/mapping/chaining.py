@@ -35,7 +35,7 @@ def chain_tiles(max_addr: int, capacity: int, chain_bits: int, buffer: str) -> C
     if tiles > 1 << chain_bits:
         raise MappingError(f"buffer {buffer}: needs {tiles} chained memories of {capacity} "
                            f"words, more than the {1 << chain_bits} that {chain_bits} chain bits "
-                           f"can address")
+                           f"can address: make the buffer smaller (a smaller size or tile)")
     return Chain(capacity, tiles)
 
 

@@ -84,7 +84,8 @@ class Stream:
 
 def _aff_coeffs(aff: isl.Aff, n_in: int, what: str) -> tuple[int, list[int]]:
     if aff.dim(isl.dim_type.div):
-        raise MappingError(f"{what} is quasi-affine (floor/mod), not supported by a controller")
+        raise MappingError(f"{what} is quasi-affine (floor/mod), not supported by a controller: "
+                           f"split the loop instead of dividing its index")
     const = aff.get_constant_val()
     if not const.is_int():
         raise MappingError(f"{what} has a rational coefficient")

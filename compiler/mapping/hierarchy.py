@@ -38,7 +38,8 @@ def select_level(buffer: str, kind: str, memory_blocks: int, hint: str | None = 
         return host
     if hint == "REG" and memory_blocks:
         raise MappingError(f"buffer {buffer}: stored in registers but {memory_blocks} memory "
-                           f"block(s) remain after shift-register introduction")
+                           f"block(s) remain after shift-register introduction: remove "
+                           f"store_in('REG') or raise --threshold")
     if hint in ("GLB", "MEM"):
         return hint
     return "MEM" if memory_blocks else "REG"

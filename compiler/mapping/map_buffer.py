@@ -32,6 +32,7 @@ from .banking import bank_buffer, choose_banking
 from .chaining import Chain, chain_tiles
 from .common import Affine, MappingError, Stream, port_stream, shifted_port
 from .dependence import constant_distances
+from .diagnose import order_hint
 from .hierarchy import host_level, select_level
 from .lane_banking import bank_lanes, choose_lane_banking
 from .linearize import (box_layout, linear, live_span, next_pow2, reduce_offsets,
@@ -44,8 +45,8 @@ from .shift_register import DEFAULT_THRESHOLD, delay_tree
 from .vectorize import WordStream, enumerate_affine, pub_configs
 
 
-def _arch(arch: Arch | str | None) -> Arch:
-    return arch if isinstance(arch, Arch) else load_arch(arch or "pub")
+def _arch(arch: Arch | str) -> Arch:
+    return arch if isinstance(arch, Arch) else load_arch(arch)
 
 
 def _max(a: Affine, extents) -> int:
@@ -180,7 +181,7 @@ def _element_config(ws: WordStream, words: int) -> ControllerConfig:
                              "elem": AffineMap(e.start, e.strides)})
 
 
-def map_buffer(ub: UnifiedBuffer, arch: Arch | str | None = None,
+def map_buffer(ub: UnifiedBuffer, arch: Arch | str,
                threshold: int = DEFAULT_THRESHOLD, level: str | None = None) -> UBImpl:
     """Map one unified buffer onto shift registers and PUBs of ``arch``; a buffer that cannot
     be mapped raises a one-line :class:`MappingError` starting ``buffer <name>:``."""
@@ -210,20 +211,55 @@ def map_buffer(ub: UnifiedBuffer, arch: Arch | str | None = None,
 
 
 def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None) -> UBImpl:
-    pub = arch.pub
+    """The passes of the module docstring on one buffer (the bank-select fallback is
+    :func:`map_buffer`'s)."""
     impl = UBImpl(ub.name, "GLB", [p.name for p in ub.inputs], [p.name for p in ub.outputs])
+    if _served_by_glb(ub, impl, level):
+        return impl
+    dist = constant_distances(ub)
+    delay_banks = _delay_lines(ub, dist, threshold, impl)
+    rest = [p.name for p in ub.outputs if p.name not in dist]
+    shares = [s for s in share_output_ports(ub, rest) if s.delay <= threshold]
+    for s in shares:
+        impl.shift_registers.append(ShiftRegister(s.leader, s.follower, s.delay))
+    followers = {s.follower for s in shares}
+    leaders = [p for p in ub.outputs if p.name in rest and p.name not in followers]
+    banks, copies = _bank_leaders(ub, leaders, arch.pub, impl) if leaders else ([], set())
+    blocks = merge_banks(delay_banks + banks, arch.pub.output_ports, arch.pub.input_ports)
+    _map_blocks(ub, blocks, copies, arch, threshold, level, impl)
+    if accumulates_on_chip(ub):
+        # the values live on the array; the writes also stream to the GLB (the host's copy)
+        impl.level = select_level(ub.name, "temp", len(impl.pubs), level)
+        impl.notes.append("output read on the array (an accumulator): held on chip, every "
+                          "write also streamed to the global buffer")
+    else:
+        impl.level = select_level(ub.name, ub.kind, len(impl.pubs), level)
+    impl.connections = {p.name: p.name for p in ub.outputs}
+    return impl
+
+
+def _served_by_glb(ub: UnifiedBuffer, impl: UBImpl, level: str | None) -> bool:
+    """A host buffer (not an on-chip accumulator), a buffer stored in the GLB, or one with no
+    writer or no reader on the array: served by the global buffer through IO streams (§5.4);
+    sets ``impl``'s level. ``store_in GLB`` on an accumulator is an error."""
     if accumulates_on_chip(ub) and level == "GLB":
         raise MappingError(f"buffer {ub.name}: store_in GLB cannot be honoured: the output is "
                            f"read on the array (an accumulator), so its values are held on "
                            f"chip; use MEM or REG")
-    if (host_level(ub.kind) and not accumulates_on_chip(ub)) or level == "GLB" \
-            or not ub.inputs or not ub.outputs:
-        impl.level = select_level(ub.name, ub.kind, 0, level) if level != "GLB" else "GLB"
-        if not host_level(ub.kind) and (not ub.inputs or not ub.outputs):
-            impl.level = "GLB"
-        impl.notes.append("served by the global buffer through IO streams")
-        return impl
-    dist = constant_distances(ub)
+    if not ((host_level(ub.kind) and not accumulates_on_chip(ub)) or level == "GLB"
+            or not ub.inputs or not ub.outputs):
+        return False
+    impl.level = select_level(ub.name, ub.kind, 0, level) if level != "GLB" else "GLB"
+    if not host_level(ub.kind) and (not ub.inputs or not ub.outputs):
+        impl.level = "GLB"
+    impl.notes.append("served by the global buffer through IO streams")
+    return True
+
+
+def _delay_lines(ub: UnifiedBuffer, dist, threshold: int, impl: UBImpl) -> list[UnifiedBuffer]:
+    """The shift-register tree of every input port (§5.1.2-5.1.3): short delays become register
+    chains in ``impl``, long ones delay memories, returned as small unified buffers (the
+    stream and itself ``delay`` cycles later)."""
     delay_banks: list[UnifiedBuffer] = []
     for pin in ub.inputs:
         taps = {d.pout: d.delay for d in dist.values() if d.pin == pin.name}
@@ -235,38 +271,44 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
                     [fifo, shifted_port(fifo, seg.dst, seg.delay)]))
             else:
                 impl.shift_registers.append(ShiftRegister(seg.src, seg.dst, seg.delay))
-    rest = [p.name for p in ub.outputs if p.name not in dist]
-    shares = [s for s in share_output_ports(ub, rest) if s.delay <= threshold]
-    for s in shares:
-        impl.shift_registers.append(ShiftRegister(s.leader, s.follower, s.delay))
-    followers = {s.follower for s in shares}
-    leaders = [p for p in ub.outputs if p.name in rest and p.name not in followers]
-    banks: list[UnifiedBuffer] = []
-    copies: set[str] = set()            # names of the full copies duplication made
-    if leaders:
-        banking = choose_banking(ub, leaders, pub.output_ports, pub.input_ports)
-        lane = None
-        if banking.duplicated and len(ub.inputs) > pub.input_ports:
-            # copies would take every writer: bank the isomorphic lanes instead (§4.3.2)
-            lane = choose_lane_banking(ub, leaders, pub.output_ports, pub.input_ports)
-        if lane is not None:
-            banking = lane
-            banks, selects = bank_lanes(ub, leaders, banking)
-            impl.selects += selects
-        else:
-            banks = bank_buffer(ub, leaders, banking)
-        selected = {s.dst for s in impl.selects}
-        for p in leaders:
-            n = sum(any(q.name == p.name for q in b.outputs) for b in banks)
-            if n != 1 and p.name not in selected:
-                raise SpansBanks(f"buffer {ub.name}: output {p.name} reads {n} banks; "
-                                   f"a port must stay within one bank")
-        if banking.duplicated:
-            copies = {b.name for b in banks}
-        if banking.banks > 1 or banking.duplicated:
-            impl.notes.append(f"banking factors {list(banking.factors)}"
-                              + (" (duplicated)" if banking.duplicated else ""))
-    blocks = merge_banks(delay_banks + banks, pub.output_ports, pub.input_ports)
+    return delay_banks
+
+
+def _bank_leaders(ub: UnifiedBuffer, leaders, pub: PUBParams, impl: UBImpl):
+    """Banking of the output ports that still read memory (§5.2; the isomorphic lanes of
+    §4.3.2 when duplication would take every writer): ``(banks, names of the full copies
+    duplication made)``. Raises :class:`SpansBanks` when a port reads more than one bank."""
+    copies: set[str] = set()
+    banking = choose_banking(ub, leaders, pub.output_ports, pub.input_ports)
+    lane = None
+    if banking.duplicated and len(ub.inputs) > pub.input_ports:
+        # copies would take every writer: bank the isomorphic lanes instead (§4.3.2)
+        lane = choose_lane_banking(ub, leaders, pub.output_ports, pub.input_ports)
+    if lane is not None:
+        banking = lane
+        banks, selects = bank_lanes(ub, leaders, banking)
+        impl.selects += selects
+    else:
+        banks = bank_buffer(ub, leaders, banking)
+    selected = {s.dst for s in impl.selects}
+    for p in leaders:
+        n = sum(any(q.name == p.name for q in b.outputs) for b in banks)
+        if n != 1 and p.name not in selected:
+            raise SpansBanks(f"buffer {ub.name}: output {p.name} reads {n} banks; "
+                             f"a port must stay within one bank")
+    if banking.duplicated:
+        copies = {b.name for b in banks}
+    if banking.banks > 1 or banking.duplicated:
+        impl.notes.append(f"banking factors {list(banking.factors)}"
+                          + (" (duplicated)" if banking.duplicated else ""))
+    return banks, copies
+
+
+def _map_blocks(ub: UnifiedBuffer, blocks, copies: set[str], arch: Arch, threshold: int,
+                level: str | None, impl: UBImpl) -> None:
+    """Every merged memory block into ``impl``: a register file when small enough (§5.4),
+    else a PUB (linearization, chaining, vectorization)."""
+    pub = arch.pub
     for b in blocks:
         # §5.4: a bank of at most `threshold` words lives in registers (a MEM tile's register
         # file, so no more words than it has), not in a memory tile's SRAM
@@ -286,15 +328,6 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
         raise MappingError(f"buffer {ub.name}: store_in MEM cannot be honoured: every read is "
                            f"served by wires and shift registers (delays <= {threshold}), "
                            f"nothing is left to keep in a memory tile")
-    if accumulates_on_chip(ub):
-        # the values live on the array; the writes also stream to the GLB (the host's copy)
-        impl.level = select_level(ub.name, "temp", len(impl.pubs), level)
-        impl.notes.append("output read on the array (an accumulator): held on chip, every "
-                          "write also streamed to the global buffer")
-    else:
-        impl.level = select_level(ub.name, ub.kind, len(impl.pubs), level)
-    impl.connections = {p.name: p.name for p in ub.outputs}
-    return impl
 
 
 def accumulates_on_chip(ub: UnifiedBuffer) -> bool:
@@ -304,7 +337,7 @@ def accumulates_on_chip(ub: UnifiedBuffer) -> bool:
     return ub.kind == "output" and bool(ub.inputs) and bool(ub.outputs)
 
 
-def map_buffers(buffers: dict[str, UnifiedBuffer], arch: Arch | str | None = None,
+def map_buffers(buffers: dict[str, UnifiedBuffer], arch: Arch | str,
                 threshold: int = DEFAULT_THRESHOLD, levels: dict[str, str] | None = None
                 ) -> tuple[dict[str, UBImpl], dict[str, str]]:
     """Map every unified buffer of an application. Returns the implementations and, for the
@@ -315,5 +348,6 @@ def map_buffers(buffers: dict[str, UnifiedBuffer], arch: Arch | str | None = Non
         try:
             impls[name] = map_buffer(ub, arch, threshold, (levels or {}).get(name))
         except MappingError as e:
-            refused[name] = str(e)
+            hint = order_hint(ub)
+            refused[name] = f"{e} ({hint})" if hint else str(e)
     return impls, refused

@@ -104,7 +104,7 @@ def rf_tile(banks: list[RegisterFile], params: PUBParams, mem: MemParams) -> RFT
             f"{sum(b.words for b in banks)} words, {sum(len(b.inputs) for b in banks)} write "
             f"and {sum(len(b.outputs) for b in banks)} read ports; a MEM tile's register file "
             f"has {mem.rf_words} words, {params.input_ports} write and {params.output_ports} "
-            f"read ports")
+            f"read ports: a lower --threshold keeps the bank in a memory tile instead")
     return RFTile(list(banks))
 
 

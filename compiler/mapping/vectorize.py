@@ -172,7 +172,8 @@ def plan_fetch(ws: WordStream, fw: int, tb_words: int) -> tuple[WordStream, Fetc
         f"output {ws.name}: access pattern {ws.addr} over extents {ws.extents} cannot be "
         f"vectorized for the wide-fetch SRAM (needs a unit-stride dimension whose inner window "
         f"fits the {tb_words - fw}-word usable TB, or whole-wide-word steps; reuse distance "
-        f"{reuse_distance(ws)})")
+        f"{reuse_distance(ws)}): read it with its unit-stride dimension innermost (reorder the "
+        f"consumer's loops) or keep the buffer in registers (store_in('REG'))")
 
 
 def _check_write(ws: WordStream, fw: int) -> None:
@@ -180,7 +181,9 @@ def _check_write(ws: WordStream, fw: int) -> None:
     if R[0] != 1 and ws.extents[0] > 1 or ws.addr.start % fw or any(r % fw for r in R[1:]):
         raise MappingError(f"input {ws.name}: write addresses {ws.addr} over extents "
                            f"{ws.extents} are not wide-word aligned (unit inner stride, "
-                           f"rows in whole wide words)")
+                           f"rows in whole wide words): write it with its unit-stride "
+                           f"dimension innermost (reorder the producer's loops to the order "
+                           f"its readers use) and rows of a multiple of {fw} words")
 
 
 def write_configs(ws: WordStream, fw: int, agg_depth: int, slack: int = 0
@@ -333,7 +336,9 @@ def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, n
     fw = pub.fetch_width
     if len(ins) > pub.input_ports or len(outs) > pub.output_ports:
         raise MappingError(f"buffer {name}: {len(ins)} inputs / {len(outs)} outputs exceed the "
-                           f"PUB's {pub.input_ports} / {pub.output_ports} ports")
+                           f"PUB's {pub.input_ports} / {pub.output_ports} ports: lower the "
+                           f"unroll that multiplies its ports, or give each group of readers "
+                           f"its own buffer")
     max_slack = 4 * fw if max_slack is None else max_slack
     cfgs = {n: ControllerConfig.disabled() for n in pub_layouts(pub)}
     # candidates per stream: (slack, configs, SRAM cycles), smallest slack first
@@ -357,7 +362,9 @@ def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, n
                 lst.append((slack, (s2t, t2o), cyc))
         if not lst:
             raise MappingError(f"buffer {name}: no SRAM fetch schedule for {ws.name} keeps its "
-                               f"transpose-buffer words in time")
+                               f"transpose-buffer words in time: read it in the order it is "
+                               f"written (reorder the consumer's loops) or keep the buffer in "
+                               f"registers (store_in('REG'))")
         rcands.append(lst)
     combos = sorted(itertools.product(*[range(len(c)) for c in wcands]),
                     key=lambda ix: sum(wcands[p][i][0] for p, i in enumerate(ix)))
@@ -388,6 +395,11 @@ def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, n
         raise MappingError(f"buffer {name}: some read comes too soon after its write for the "
                            f"wide-fetch SRAM (AGG -> SRAM -> TB takes at least "
                            f"{fw + 3} cycles; thesis §5.5.3 asks the scheduler for 2 x FW), "
-                           f"or its SRAM word is overwritten before it is fetched")
+                           f"or its SRAM word is overwritten before it is fetched: keep the "
+                           f"buffer in shift registers or registers (a larger --threshold, "
+                           f"store_in('REG')) or let the consumer start later")
     raise MappingError(f"buffer {name}: no conflict-free single-port SRAM schedule within "
-                       f"{max_slack} cycles of slack")
+                       f"{max_slack} cycles of slack: its writes and reads need more SRAM "
+                       f"cycles than one single-port memory has; fewer ports on the buffer "
+                       f"(a lower unroll) or one walking order for its writers and readers "
+                       f"leave it free cycles")

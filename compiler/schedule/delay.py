@@ -18,7 +18,7 @@ storage never moves upstream (delaying a consumer of ``denoised`` alone would ke
 Completion never changes: an op is delayed only up to its consumers, and an op without a
 consumer (one writing an output) keeps its start. Ops sharing a compute unit and the writers of
 an accumulator (initialization and updates interleave in its SRAM words) keep theirs too. The delayed schedule must pass the verifier
-(:func:`compiler.verify.verify`: dependences, compute units, ports); if it does not, only the
+(:func:`compiler.schedule.verify.verify`: dependences, compute units, ports); if it does not, only the
 input streams (ops reading nothing but GLB inputs, which cannot lengthen any on-chip lifetime)
 are delayed, each kept only if the verifier accepts it. The wide-fetch SRAM's port schedule is
 buffer mapping's to find: when it refuses a buffer under the delayed schedule, the pipeline
@@ -130,7 +130,7 @@ def delay_producers(program: Program, poly: PolyProgram, sched: Schedule,
     verified; ``sched`` itself when nothing can move. ``early``: ops that keep their start
     (the pipeline driver's answer to a buffer that mapping refuses under the delayed
     schedule, :func:`compiler.pipeline.map_scheduled`)."""
-    from ..verify import VerifyError, verify
+    from .verify import VerifyError, verify
     params = params or HwParams()
     sram_gap = 2 * params.fetch_width if sram_gap is None else sram_gap
     pad = params.fetch_width if pad is None else pad

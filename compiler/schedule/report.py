@@ -10,11 +10,11 @@ from ..ir.poly import PolyProgram
 from ..ir.program import Program
 from ..ir.schedule import Schedule
 from ..ir.ubuf import UnifiedBuffer
-from ..liveness import BufferLiveness, buffer_liveness, total_live_words
+from .liveness import BufferLiveness, buffer_liveness, total_live_words
 from ..poly.buffers import extract_buffers
 from ..poly.deps import Dependence, raw_dependences
 from ..poly.extract import extract
-from ..verify import VerifyReport, verify
+from .verify import VerifyReport, verify
 from .dnn import pipeline_loops
 from ..ir.hw import HwParams
 from .select import schedule_verified

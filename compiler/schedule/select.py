@@ -44,7 +44,7 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
     """The optimized schedule of ``program`` and the report of its verification: the first
     policy of the fallback chain whose schedule the verifier proves legal, with its producers
     delayed (``delay``, :func:`schedule`); a delayed schedule is verified as delayed."""
-    from ..verify import VerifyError, verify
+    from .verify import VerifyError, verify
     params = params or HwParams()
     deps = raw_dependences(poly) if deps is None else deps
     first = policy or select_policy(deps)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..ir.program import Program
 from ..ir.schedule import Schedule
-from ..liveness import value_tables
+from .liveness import value_tables
 
 MAX_COPIES = 8
 

@@ -11,8 +11,9 @@ The key of a point is the SHA-256 of a JSON document with
 * ``params`` (sorted) and ``stages``.
 
 Entries are JSON files ``<dir>/<key[:2]>/<key>.json`` (default ``build/sweep/cache/`` of the
-checkout), written atomically by the process that runs the sweep (never by a worker), so a
-cluster's workers need no shared file system. ``rm -rf build/sweep/cache`` clears it.
+checkout, or of the current directory for an installed package: ``ubgen.paths.build_dir``),
+written atomically by the process that runs the sweep (never by a worker), so a cluster's
+workers need no shared file system. ``rm -rf build/sweep/cache`` clears it.
 """
 from __future__ import annotations
 
@@ -24,8 +25,10 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DIR = ROOT / "build" / "sweep" / "cache"
+from ubgen.paths import build_dir
+
+ROOT = Path(__file__).resolve().parents[2]      # the directory holding compiler/, apps/, ubgen/
+DEFAULT_DIR = build_dir("sweep", "cache")
 CODE_PACKAGES = ("compiler", "apps", "ubgen")
 KEY_VERSION = 1
 
@@ -69,10 +72,12 @@ def app_digest(app: str) -> str:
 
 
 def point_key(app: str, params: dict, stages: tuple[str, ...] | list[str]) -> str:
-    from .point import DEFAULT_ARCH, arch_path
+    from ubgen.arch import arch_file
+    from ..pipeline import shipped_arrays
+    archs = [params["arch"]] if "arch" in params else shipped_arrays()   # the default rule
     doc = {"v": KEY_VERSION, "tool": tool_version(), "code": code_digest(),
            "app": [app, app_digest(app)],
-           "arch": _file_digest(arch_path(str(params.get("arch", DEFAULT_ARCH)))),
+           "arch": [_file_digest(arch_file(str(a))) for a in archs],
            "params": sorted((k, repr(v)) for k, v in params.items()), "stages": list(stages)}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 

@@ -22,42 +22,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from ubgen.arch import ARCH_DIR
+
 from .cache import DEFAULT_DIR, ROOT, Cache, code_digest, tool_version
 from .engine import Task, dask_client, run_tasks
-from .point import DEFAULT_ARCH
+from ..pipeline import DEFAULT_ARCH
 
 OUT = ROOT / "docs" / "evaluation.md"
 IMG = ROOT / "docs" / "img"
 PENDING = "pending"          # what a PE cell says until the netlist stage exists
 
-# ---- published figures ----------------------------------------------------------------------
-# paper Table IV (CGRA usage): app -> (PEs, MEMs)
-PAPER_IV = {"gaussian": (19, 1), "harris": (83, 5), "upsample": (0, 1), "unsharp": (56, 6),
-            "camera": (397, 8), "resnet": (128, 81), "mobilenet": (114, 7)}
-# paper Table VI: app -> (sequential cycles, optimized cycles)
-PAPER_VI = {"gaussian": (27159, 4102), "harris": (92227, 4120), "upsample": (53247, 16387),
-            "unsharp": (49279, 4119), "camera": (92013, 4122), "resnet": (44876, 15614),
-            "mobilenet": (22463, 1026)}
-# paper Table VII: app -> (sequential SRAM words, final SRAM words)
-PAPER_VII = {"gaussian": (11784, 128), "harris": (41080, 640), "upsample": (20480, 67),
-             "unsharp": (23584, 834), "camera": (37972, 518), "resnet": (14048, 14048),
-             "mobilenet": (9136, 1240)}
-# thesis Table 7.2: row -> (MEM area um2, SRAM area %)
-THESIS_7_2 = {"Buffet": (14.3e3, 86), "DP SRAM + PEs": (31.1e3, 40),
-              "DP SRAM + AG": (16.7e3, 74), "4 Wide SP SRAM +AGG +TB +AGs (PUB)": (13.7e3, 42)}
-# thesis Table 7.3 (memories) and 7.4 (RTL latency): app -> (PUB, DP+AG, Buffet)
-THESIS_7_3 = {"upsample": (1, 2, 2), "gaussian": (1, 2, 6), "harris": (5, 11, 23),
-              "resnet": (80, 80, 80)}
-THESIS_7_4 = {"upsample": (16399, 16383, 16401), "gaussian": (4095, 4095, 4100),
-              "harris": (4095, 4095, 4139), "resnet": (9807, 8739, 8751)}
-# thesis Table 7.8: app -> (original MEMs, MEMs after, registers added)
-THESIS_7_8 = {"gaussian": (9, 1, 6), "harris": (67, 5, 30), "unsharp": (66, 6, 40),
-              "camera": (158, 25, 26), "resnet": (136, 81, 0)}
-# thesis §7.3.1 (Fig. 7.5 text): the unroll a designer would pick on the 16x32 array (384 PEs,
-# 128 MEMs); the figure's own points are only in the plots. Paper Table V sch3/sch4 give harris
-# at unroll 1 and 2: (PEs, MEMs, cycles).
-FIG_7_5_CHOICE = {"gaussian": 16, "harris": 3, "unsharp": 3, "resnet": 8, "gemm": 8}
-PAPER_V_HARRIS = {1: (83, 5, 4146), 2: (194, 10, 2154)}
+from ..figures import (PAPER_IV, PAPER_VI, PAPER_VII, THESIS_7_2, THESIS_7_3, THESIS_7_4, THESIS_7_8, FIG_7_5_CHOICE, PAPER_V_HARRIS)
 
 # ---- the points -----------------------------------------------------------------------------
 RESNET_BLOCK = {"in_channels": 8, "out_channels": 8, "ic_unroll": 8, "oc_unroll": 8}
@@ -120,14 +95,16 @@ REASONS = {
 def plan() -> dict[str, Task]:
     """Every point of the evaluation, named; the slowest first (better packing on workers)."""
     tasks: dict[str, Task] = {}
+    # figures compared over time are taken on one explicit arch (docs/cli.md)
     for app, (keys, values) in SWEEPS.items():
         for v in values:
-            tasks[f"fig7.5 {app} {v}"] = Task(app, {k: v for k in keys})
+            tasks[f"fig7.5 {app} {v}"] = Task(app, dict({k: v for k in keys}, arch=DEFAULT_ARCH))
     for label, (app, params) in TABLE_POINTS.items():
-        tasks[f"table {label}"] = Task(app, dict(params), PNR_STAGES)
+        tasks[f"table {label}"] = Task(app, dict(params, arch=DEFAULT_ARCH), PNR_STAGES)
     for label in SINGLE_FETCH:
         app, params = TABLE_POINTS[label]
-        tasks[f"fw1 {label}"] = Task(app, dict(params, fetch_width=1), ("schedule",))
+        tasks[f"fw1 {label}"] = Task(app, dict(params, fetch_width=1, arch=DEFAULT_ARCH),
+                                     ("schedule",))
     order = ["resnet", "gemm", "harris"]
     return dict(sorted(tasks.items(), key=lambda kv: next(
         (i for i, a in enumerate(order) if kv[1].app == a), len(order))))
@@ -137,7 +114,7 @@ def plan() -> dict[str, Task]:
 
 def area_key() -> str:
     doc = [code_digest(), tool_version(), (ROOT / "bench" / "area.py").read_bytes().hex(),
-           (ROOT / "constraints" / "arch" / "pub.toml").read_bytes().hex()]
+           (ARCH_DIR / "pub.toml").read_bytes().hex()]
     return "area-" + hashlib.sha256(json.dumps(doc).encode()).hexdigest()
 
 
@@ -276,7 +253,7 @@ def table_vi_vii(res: dict) -> list[str]:
                       "sequential (paper)", "optimized (paper)", "speedup (paper)", "comment"],
                      vi)
             + ["## Paper Table VII: SRAM words, sequential vs. optimized schedule", "",
-               "Live words of every on-array buffer (`compiler/liveness.py`), an upper bound of "
+               "Live words of every on-array buffer (`compiler/schedule/liveness.py`), an upper bound of "
                "the final SRAM words: it also counts the words a later pass puts into shift "
                "registers.", ""]
             + _table(["app", "sequential (ours)", "final (ours)", "reduction (ours)",
@@ -307,7 +284,8 @@ def table_7_2(area: dict) -> list[str]:
     return (["## Thesis Table 7.2: memory area for a 3x3 convolution's buffer", "",
              "`bench/area.py`: logic measured (Yosys generic synthesis of the generated RTL, "
              "transistor count x an assumed um2 per transistor), SRAM macros modelled "
-             "(`constraints/arch/pub.toml [area]`); energy is not modelled. " + note + ".", ""]
+             "(`ubgen/constraints/arch/pub.toml [area]`); energy is not modelled. " + note
+             + ".", ""]
             + _table(head, rows))
 
 
@@ -508,9 +486,8 @@ def evaluate(workers: int = 1, scheduler: str | None = None, cache: Cache | None
     return seconds
 
 
-def main(argv: list[str] | None = None) -> int:
-    from .engine import SweepError
-    ap = argparse.ArgumentParser(prog="evaluate", description=__doc__.split("\n\n")[0])
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """The command line of ``ubc evaluate`` / ``make evaluate``."""
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                     help="local Dask worker processes (default: the number of cores; 0: in "
                     "this process)")
@@ -520,21 +497,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(OUT), help="the Markdown file (docs/evaluation.md)")
     ap.add_argument("--img", default=str(IMG), help="directory of the Figure 7.5 plots")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = ap.parse_args(argv)
+
+
+def run_from_args(args) -> int:
+    from .engine import SweepError
     out = Path(args.out)
     if not out.resolve().parent.is_dir():
         print(f"evaluate: error: directory {out.parent} does not exist", file=sys.stderr)
-        return 1
+        return 2
     cache = Cache(None if args.no_cache else (args.cache or DEFAULT_DIR))
     try:
         seconds = evaluate(args.workers, args.scheduler, cache, out, Path(args.img),
                            not args.quiet)
     except SweepError as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
-        return 1
+        return 2
     print(f"wrote {out} and the Figure 7.5 plots in {args.img}")
     print(f"evaluate: wall time {seconds:.1f} s ({cache.hits} points from the cache)")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="ubc evaluate", description=__doc__.split("\n\n")[0])
+    add_arguments(ap)
+    return run_from_args(ap.parse_args(argv))
 
 
 if __name__ == "__main__":

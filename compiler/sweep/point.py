@@ -34,7 +34,8 @@ in :data:`STAGES` that reads what the earlier ones left on the :class:`Point` an
 metrics.
 
 Options (every other parameter is a size of the application, ``apps/<app>.py``):
-``arch`` (constraints file name or path; default ``cgra_16x32``, the thesis' 16x32 array),
+``arch`` (constraints file name or path; default: the smallest shipped array the point fits,
+:func:`evaluate_point`; sweeps whose figures are compared over time name one),
 ``threshold`` (largest delay kept in shift registers, default 20, thesis §5.1.2), ``policy``
 (``auto``/``stencil``/``dnn``/``sequential``), ``backend`` (``pub``/``dp``/``dp-pe``/``rv``:
 how memories are counted, ``ubc map --backend``) and ``fetch_width`` (overrides the arch's
@@ -52,13 +53,11 @@ import inspect
 import time
 import traceback
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Callable
 
 from ubgen.arch import Arch, load_arch
 
 from ..mapping.shift_register import DEFAULT_THRESHOLD
-from ..pipeline import DEFAULT_ARCH
 DEFAULT_STAGES = ("schedule", "map", "netlist")
 PES_PENDING = "pes: not counted: the netlist stage did not run"
 FIT_BASIS = ("without a netlist, fits checks the MEM tiles (buffer mapping) and the "
@@ -68,7 +67,7 @@ OPTIONS: dict[str, type] = {"arch": str, "threshold": int, "policy": str, "backe
 POLICIES = ("auto", "stencil", "dnn", "sequential")
 # keys of a result that a parameter may not be called
 RESULT_KEYS = frozenset({
-    "app", "stages", "status", "error", "error_kind", "pes", "mems", "sram_words", "cycles",
+    "arch_choice", "app", "stages", "status", "error", "error_kind", "pes", "mems", "sram_words", "cycles",
     "cycles_sequential", "sram_words_sequential", "policy", "registers", "register_file_words",
     "mem_sram_words", "controller_pes", "glb_words", "backends", "read_ports",
     "register_file_banks", "pub_mems", "register_file_tiles", "ios", "cycles_predicted",
@@ -137,7 +136,7 @@ def app_size_names(app: str) -> set[str] | None:
     if app.endswith(".json"):
         return None
     if app.endswith(".py"):
-        from ..source import load_module
+        from ..frontend.source import load_module
         return set(inspect.signature(load_module(app).build).parameters)
     from apps import get_app
     return set(inspect.signature(get_app(app).build).parameters)
@@ -178,16 +177,12 @@ def split_params(app: str, params: dict) -> tuple[dict[str, int], dict]:
     return sizes, options
 
 
-def arch_path(name: str) -> Path:
-    """The constraints file an ``arch`` parameter names (``constraints/arch/<name>.toml``)."""
-    from ubgen.arch import ARCH_DIR
-    p = Path(name)
-    return ARCH_DIR / f"{name}.toml" if not p.suffix else p
-
-
-def make_point(app: str, params: dict) -> Point:
+def make_point(app: str, params: dict, arch_name: str | None = None) -> Point:
+    """The point of ``params`` on its ``arch`` option, or on ``arch_name`` when it has none
+    (the default rule, :func:`evaluate_point`), else on the smallest shipped array."""
+    from ..pipeline import shipped_arrays
     sizes, options = split_params(app, params)
-    arch = load_arch(options.get("arch", DEFAULT_ARCH))
+    arch = load_arch(options.get("arch") or arch_name or shipped_arrays()[0])
     if "fetch_width" in options:
         fw = options["fetch_width"]
         if fw < 1 or fw & (fw - 1):
@@ -204,7 +199,7 @@ def make_point(app: str, params: dict) -> Point:
 
 def stage_schedule(pt: Point) -> None:
     """Build the program, schedule it (sequential and optimized), verify, extract buffers."""
-    from ..liveness import total_live_words
+    from ..schedule.liveness import total_live_words
     res = pt.run("schedule").scheduled
     pt.metrics.update(policy=res.optimized.policy, cycles=res.optimized.completion,
                       cycles_sequential=res.sequential.completion,
@@ -216,7 +211,7 @@ def stage_schedule(pt: Point) -> None:
 def stage_map(pt: Point) -> None:
     """Map every unified buffer (thesis ch. 5); a refused buffer fails the point."""
     from ..mapping.report import BACKENDS, backend_counts, map_report
-    from ..liveness import total_live_words
+    from ..schedule.liveness import total_live_words
     if pt.schedule is None:
         raise PointError("the map stage needs the schedule stage")
     # mapping may schedule again, with delayed producers kept early (map_scheduled)
@@ -344,18 +339,39 @@ def evaluate_point(app: str, params: dict, stages: tuple[str, ...] | list[str] =
                    ) -> dict:
     """Run ``stages`` on ``app`` with ``params``; never raises (see the module docstring).
 
+    Without an ``arch`` parameter the point runs on the smallest shipped array it fits
+    (docs/cli.md; :func:`compiler.pipeline.shipped_arrays`, smallest first): on each in turn
+    until one is not "does-not-fit"; ``arch`` and ``arch_choice`` in the result say which and
+    why the smaller ones were passed over.
+
     The result has the params as keys plus ``app, stages, status, error, pes, mems,
     sram_words, cycles, fits, out_of, fit, seconds`` (per stage) and the other metrics."""
+    if "arch" in params:
+        return _evaluate_on(app, params, stages, None)
+    from ..pipeline import shipped_arrays
+    passed = []
+    for name in shipped_arrays():
+        result = _evaluate_on(app, params, stages, name)
+        if result["status"] != "does-not-fit":
+            break
+        passed.append(f"{name}: out of {', '.join(result['out_of'])}")
+    result["arch_choice"] = (f"arch {result['arch']}: the smallest shipped array the point fits"
+                             + (f"; passed over: {'; '.join(passed)}" if passed else ""))
+    return result
+
+
+def _evaluate_on(app: str, params: dict, stages, arch_name: str | None) -> dict:
+    """One run of the stages on ``params``'s arch, or ``arch_name`` when it names none."""
     from .cache import code_digest
     result: dict = dict(params)
     result.update(app=app, stages=list(stages), status="ok", error=None, pes=None, mems=None,
                   sram_words=None, cycles=None, fits=None, out_of=None, seconds={},
-                  notes=[], code=code_digest())
+                  notes=[], code=code_digest(), arch=params.get("arch", arch_name))
     try:
         unknown = [s for s in stages if s not in STAGES]
         if unknown:
             raise PointError(f"unknown stage(s) {', '.join(unknown)}; stages: {', '.join(STAGES)}")
-        pt = make_point(app, params)
+        pt = make_point(app, params, arch_name)
     except _user_errors() as e:
         return _failed(result, "params", e, "user")
     for name in stages:

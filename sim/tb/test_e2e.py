@@ -254,96 +254,143 @@ class Traffic:
 
 async def run_job(dut, j: dict, result: dict) -> None:
     """Steps 1-4 (module docstring) into ``result``."""
-    b, plan = j["bundle"], j["plan"]
-    host = await start_host(dut, plan, axil=j.get("stress") is None)
-    traffic = None
-    if j.get("stress") is not None:
-        host = RawHost(dut, plan, random.Random(j["stress"]))
-        traffic = Traffic(host, plan, b, random.Random(j["stress"] + 1))
-        result["stress"] = traffic.counts
-    stages, log = result["stages"], result["log"]
+    run = await _Run.start(dut, j, result)
+    await run.configure()
+    await run.load()
+    if not await run.run():
+        return
+    await run.read_outputs()
+    if run.traffic:
+        await run.check_after_traffic()
+    result["completed"] = True
 
-    def stage(name: str, t0: float, c0: int, what: str) -> None:
-        sec, cyc = time.perf_counter() - t0, cycle_now(dut) - c0
-        stages[name] = {"seconds": round(sec, 2), "cycles": cyc}
-        log.append(f"{name}: {what} ({sec:.1f} s, {cyc} clock cycles)")
 
-    # 1. configure, then read everything back
-    t0, c0 = time.perf_counter(), cycle_now(dut)
-    bits = [tuple(p) for p in b["bitstream"]]
-    await write_many(host, bits, "configure", traffic)
-    last = dict(bits)
-    can_read = readable(plan)
-    addrs = sorted(a for a in last if can_read(a))       # windows are write-only
-    got = await read_many(host, addrs, "read back", traffic)
-    bad = [(a, last[a], g) for a, g in zip(addrs, got) if g != last[a]]
-    result["readback_mismatches"] = len(bad)
-    result["readback_first"] = [f"{a:#010x}: wrote {w:#x}, read {g:#x}" for a, w, g in bad[:SHOW]]
-    stage("configure", t0, c0, f"{len(bits)} words written, {len(addrs)} read back, "
-                               f"{len(bad)} differ")
+class _Run:
+    """One job on the top: the host (AXI master or the raw stress host), the random traffic
+    (stress runs only) and the result being filled, one method per step."""
 
-    # 2. inputs into the global buffer
-    t0, c0 = time.perf_counter(), cycle_now(dut)
-    await write_many(host, [(host.glb(w), v) for w, v in b["glb_inputs"]], "load", traffic)
-    if traffic:               # the configuration and the inputs survived the traffic
-        got = await read_many(host, addrs + [host.glb(w) for w, _ in b["glb_inputs"]],
-                              "check", traffic)
-        want = [last[a] for a in addrs] + [v for _, v in b["glb_inputs"]]
-        result["readback_mismatches"] += sum(g != w for g, w in zip(got, want))
-    stage("load", t0, c0, f"{len(b['glb_inputs'])} GLB words")
+    def __init__(self, dut, bundle: dict, plan: dict, host, traffic, result: dict):
+        self.dut, self.b, self.plan = dut, bundle, plan
+        self.host, self.traffic, self.result = host, traffic, result
+        self.last: dict[int, int] = {}      # the configuration: address -> last value written
+        self.addrs: list[int] = []          # the configured addresses that read back
 
-    # 3. run
-    t0, c0 = time.perf_counter(), cycle_now(dut)
-    await host.write(host.ctrl("DONE_CYCLE"), b["done_cycle"])
-    if traffic:
-        traffic.done_value = b["done_cycle"]
-    await host.write(host.ctrl("START"), 1)
-    limit = 2 * (b["done_cycle"] + 1000) + 10_000
-    while True:
+    @classmethod
+    async def start(cls, dut, j: dict, result: dict) -> "_Run":
+        b, plan = j["bundle"], j["plan"]
+        host = await start_host(dut, plan, axil=j.get("stress") is None)
+        traffic = None
+        if j.get("stress") is not None:
+            host = RawHost(dut, plan, random.Random(j["stress"]))
+            traffic = Traffic(host, plan, b, random.Random(j["stress"] + 1))
+            result["stress"] = traffic.counts
+        return cls(dut, b, plan, host, traffic, result)
+
+    def mark(self) -> tuple[float, int]:
+        return time.perf_counter(), cycle_now(self.dut)
+
+    def stage(self, name: str, t0: float, c0: int, what: str) -> None:
+        sec, cyc = time.perf_counter() - t0, cycle_now(self.dut) - c0
+        self.result["stages"][name] = {"seconds": round(sec, 2), "cycles": cyc}
+        self.result["log"].append(f"{name}: {what} ({sec:.1f} s, {cyc} clock cycles)")
+
+    async def configure(self) -> None:
+        """1. every bitstream word, then every readable configured register read back."""
+        t0, c0 = self.mark()
+        bits = [tuple(p) for p in self.b["bitstream"]]
+        await write_many(self.host, bits, "configure", self.traffic)
+        self.last = dict(bits)
+        can_read = readable(self.plan)
+        self.addrs = sorted(a for a in self.last if can_read(a))    # windows are write-only
+        got = await read_many(self.host, self.addrs, "read back", self.traffic)
+        bad = [(a, self.last[a], g) for a, g in zip(self.addrs, got) if g != self.last[a]]
+        self.result["readback_mismatches"] = len(bad)
+        self.result["readback_first"] = [f"{a:#010x}: wrote {w:#x}, read {g:#x}"
+                                         for a, w, g in bad[:SHOW]]
+        self.stage("configure", t0, c0, f"{len(bits)} words written, {len(self.addrs)} read "
+                                        f"back, {len(bad)} differ")
+
+    async def load(self) -> None:
+        """2. the inputs into the global buffer (stress: the configuration and the inputs
+        read back after the traffic)."""
+        host, b, traffic = self.host, self.b, self.traffic
+        t0, c0 = self.mark()
+        await write_many(host, [(host.glb(w), v) for w, v in b["glb_inputs"]], "load", traffic)
         if traffic:
-            for _ in range(traffic.rng.randrange(4)):
-                await traffic.one(running=True)
-            if traffic.stalled and traffic.rng.random() < 0.5:
-                await host.write(host.ctrl("STALL"), 0)
-                traffic.stalled = 0
-        if await host.read(host.ctrl("DONE")):
-            break
-        if cycle_now(dut) - c0 > limit:
-            result["abort"] = f"DONE did not rise within {limit} clock cycles"
-            return
-        if not traffic:
-            await Timer(POLL_CYCLES * CLOCK_NS, unit="ns")
-    if traffic and traffic.stalled:
-        await host.write(host.ctrl("STALL"), 0)
-        traffic.stalled = 0
-    for name in ("CYCLE", "ERROR", "FIRST_WRITE", "LAST_WRITE", "WRITES"):
-        result[name.lower()] = await host.read(host.ctrl(name))
-    await host.write(host.ctrl("START"), 0)
-    stage("run", t0, c0, f"DONE at CYCLE {result['cycle']}; ERROR {result['error']}; "
-                         f"{result['writes']} GLB writes, cycles {result['first_write']}.."
-                         f"{result['last_write']}")
+            got = await read_many(host, self.addrs + [host.glb(w) for w, _ in b["glb_inputs"]],
+                                  "check", traffic)
+            want = [self.last[a] for a in self.addrs] + [v for _, v in b["glb_inputs"]]
+            self.result["readback_mismatches"] += sum(g != w for g, w in zip(got, want))
+        self.stage("load", t0, c0, f"{len(b['glb_inputs'])} GLB words")
 
-    # 4. outputs
-    t0, c0 = time.perf_counter(), cycle_now(dut)
-    outs = b["glb_outputs"]
-    got = await read_many(host, [host.glb(w) for w, _ in outs], "outputs", traffic)
-    bad = [(w, e, g) for (w, e), g in zip(outs, got) if g != e]
-    result["output_mismatches"] = len(bad)
-    result["output_first"] = [f"GLB word {w}: read {g:#06x}, expected {e:#06x}"
-                              for w, e, g in bad[:SHOW]]
-    stage("read back", t0, c0, f"{len(outs)} output words, {len(bad)} differ")
-    if traffic:               # the scratch words the traffic wrote, and the inputs, unchanged
+    async def run(self) -> bool:
+        """3. ``DONE_CYCLE``, ``START``, poll ``DONE``, read the counters; False (with
+        ``abort`` in the result) when ``DONE`` does not rise."""
+        host, b, traffic, result = self.host, self.b, self.traffic, self.result
+        t0, c0 = self.mark()
+        await host.write(host.ctrl("DONE_CYCLE"), b["done_cycle"])
+        if traffic:
+            traffic.done_value = b["done_cycle"]
+        await host.write(host.ctrl("START"), 1)
+        if not await self.wait_done(c0):
+            return False
+        if traffic and traffic.stalled:
+            await host.write(host.ctrl("STALL"), 0)
+            traffic.stalled = 0
+        for name in ("CYCLE", "ERROR", "FIRST_WRITE", "LAST_WRITE", "WRITES"):
+            result[name.lower()] = await host.read(host.ctrl(name))
+        await host.write(host.ctrl("START"), 0)
+        self.stage("run", t0, c0, f"DONE at CYCLE {result['cycle']}; ERROR {result['error']}; "
+                                  f"{result['writes']} GLB writes, cycles "
+                                  f"{result['first_write']}..{result['last_write']}")
+        return True
+
+    async def wait_done(self, c0: int) -> bool:
+        """Poll ``DONE`` (stress: with random traffic and ``STALL`` released at random)."""
+        host, traffic = self.host, self.traffic
+        limit = 2 * (self.b["done_cycle"] + 1000) + 10_000
+        while True:
+            if traffic:
+                for _ in range(traffic.rng.randrange(4)):
+                    await traffic.one(running=True)
+                if traffic.stalled and traffic.rng.random() < 0.5:
+                    await host.write(host.ctrl("STALL"), 0)
+                    traffic.stalled = 0
+            if await host.read(host.ctrl("DONE")):
+                return True
+            if cycle_now(self.dut) - c0 > limit:
+                self.result["abort"] = f"DONE did not rise within {limit} clock cycles"
+                return False
+            if not traffic:
+                await Timer(POLL_CYCLES * CLOCK_NS, unit="ns")
+
+    async def read_outputs(self) -> None:
+        """4. every expected output word read from the global buffer and compared."""
+        host = self.host
+        t0, c0 = self.mark()
+        outs = self.b["glb_outputs"]
+        got = await read_many(host, [host.glb(w) for w, _ in outs], "outputs", self.traffic)
+        bad = [(w, e, g) for (w, e), g in zip(outs, got) if g != e]
+        self.result["output_mismatches"] = len(bad)
+        self.result["output_first"] = [f"GLB word {w}: read {g:#06x}, expected {e:#06x}"
+                                       for w, e, g in bad[:SHOW]]
+        self.stage("read back", t0, c0, f"{len(outs)} output words, {len(bad)} differ")
+
+    async def check_after_traffic(self) -> None:
+        """Stress: the scratch words the traffic wrote, and the inputs, unchanged; the
+        traffic's wrong responses into the result."""
+        host, b, traffic, result = self.host, self.b, self.traffic, self.result
         words = sorted(traffic.scratch) + [w for w, _ in b["glb_inputs"]]
         got = await read_many(host, [host.glb(w) for w in words], "scratch")
         want = {**{w: v for w, v in b["glb_inputs"]}, **traffic.scratch}
         result["readback_mismatches"] += sum(g != want[w] for w, g in zip(words, got))
         result["stress_mismatches"] = len(traffic.mismatches)
         result["stress_first"] = traffic.mismatches[:SHOW]
-        log.append(f"stress: {traffic.counts['transactions']} random transactions "
-                   f"({traffic.counts['running']} while running), "
-                   f"{traffic.counts['rejected']} rejected, {traffic.counts['reads_checked']} "
-                   f"read values checked, {len(traffic.mismatches)} wrong responses")
-    result["completed"] = True
+        result["log"].append(
+            f"stress: {traffic.counts['transactions']} random transactions "
+            f"({traffic.counts['running']} while running), {traffic.counts['rejected']} "
+            f"rejected, {traffic.counts['reads_checked']} read values checked, "
+            f"{len(traffic.mismatches)} wrong responses")
 
 
 @cocotb.test()

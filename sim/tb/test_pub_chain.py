@@ -1,5 +1,6 @@
-"""cocotb test of two chained small PUBs (sim/tb/pub_chain.py, constraints/arch/pub_small.toml):
-a 64-word delay split across two 32-word tiles by TileID = floor(x/32) (paper §V-C)."""
+"""cocotb test of two chained small PUBs (sim/tb/pub_chain.py,
+ubgen/constraints/arch/pub_small.toml): a 64-word delay split across two 32-word tiles by
+TileID = floor(x/32) (paper §V-C)."""
 from __future__ import annotations
 
 import cocotb

@@ -75,6 +75,7 @@ def _brighten_blur(T=3, N=9) -> Program:
     prog = Program("brighten_blur")
     prog.add_input("input", (N, N, T))
     prog.add_output("blur", (N - 1, N - 1, T))
+    prog.add_buffer("brighten")          # a temp, its shape inferred
     t = prog.add_loop("t", 0, T)
     y = t.add_loop("y_br", 0, N)
     x = y.add_loop("x_br", 0, N)
@@ -165,6 +166,7 @@ def test_errors_are_one_line():
         prog = Program("unwritten")
         prog.add_input("a", (4,))
         prog.add_output("o", (4,))
+        prog.add_buffer("t")
         x = prog.add_loop("x", 0, 4)
         _op(x, "p", [("a", "x")], ("t", "x"), lambda v: v, u16)
         _op(x, "q", [("t", "x+1")], ("o", "x"), lambda v: v, u16)
@@ -223,6 +225,7 @@ def programs(draw):
     for s in range(n_stage):
         kind = draw(st.sampled_from(["pure", "reduce", "shift"]))
         buf = f"b{s}"
+        prog.add_buffer(buf)
         ext = [draw(st.integers(1, 4)) for _ in range(2)]
         i = next(uid)
         ly = outer.add_loop(f"y{i}", 0, ext[1])
@@ -291,6 +294,7 @@ def test_root_ops_and_per_instance_order_fallback():
     prog = Program("root")
     prog.add_input("a", (3,))
     prog.add_output("o", (3,))
+    prog.add_buffer("t")
     _op(prog, "seed", [("a", 0)], ("t", 0), lambda v: v + 1, u16)   # outside any loop
     x = prog.add_loop("x", 1, 3)    # t[x] = t[x-1] + a[x-1]: a carried chain
     _op(x, "scan", [("t", "x-1"), ("a", "x-1")], ("t", "x"), lambda p, v: p + v, u16, u16)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from compiler.pipeline import compile_app
-from compiler.source import GoldenMismatch
+from compiler.frontend.source import GoldenMismatch
 from sim.array_run import model_for, run_bundle
 from tests.apps.test_apps import SMALL
 
@@ -229,7 +229,7 @@ def test_main_job_on_an_app_file(kind, tmp_path, monkeypatch, model, capsys):
     if kind.startswith("py"):
         path = (root / "examples" / "halide_box_blur.py" if kind == "py"
                 else root / "tests" / "data" / "apps" / "box5.py")
-        assert sim_main.main(["--app", str(path), "--size", "width=12",
+        assert sim_main.main([str(path), "--arch", ARCH, "--size", "width=12",
                               "--size", "height=10"]) == 0
         golden = "halide" if kind == "py" else "reference"
         _check_main_record(tmp_path / "out" / f"{path.stem}-{ARCH}-width12-height10.json",
@@ -238,7 +238,7 @@ def test_main_job_on_an_app_file(kind, tmp_path, monkeypatch, model, capsys):
     program = get_app("brighten_blur").build(**SMALL["brighten_blur"])
     path = tmp_path / "my_blur.json"
     path.write_text(json.dumps(program.to_dict()))
-    assert sim_main.main(["--app", str(path)]) == 0
+    assert sim_main.main([str(path), "--arch", ARCH]) == 0
     _check_main_record(tmp_path / "out" / f"my_blur-{ARCH}.json", capsys, "interpreter")
 
 

@@ -9,7 +9,7 @@ import pytest
 from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 
-from tests.gateware import run_testbench
+from tests.gateware import bus_read, bus_write, bus_writes, run_testbench
 from ubgen.config import ConfigRegisters
 from ubgen.regmap import Register, RegisterMap
 
@@ -68,17 +68,11 @@ def check_every_address(regmap: RegisterMap, addr_width: int | None, seed: int):
             if r.offset >= n_addr:
                 continue
             value = rng.getrandbits(32)
-            ctx.set(regs.bus.addr, r.offset)
-            ctx.set(regs.bus.wdata, value)
-            ctx.set(regs.bus.we, 1)
-            await ctx.tick()
+            await bus_write(ctx, regs.bus, r.offset, value)
             expect[r.name] = value & ((1 << r.width) - 1)
-        for a in range(n_addr):                 # writes to non-register addresses are ignored
-            if a not in by_offset:
-                ctx.set(regs.bus.addr, a)
-                ctx.set(regs.bus.wdata, 0xffff_ffff)
-                await ctx.tick()
-        ctx.set(regs.bus.we, 0)
+        # writes to non-register addresses are ignored
+        await bus_writes(ctx, regs.bus, [(a, 0xffff_ffff) for a in range(n_addr)
+                                         if a not in by_offset])
         await read_all(ctx)
         for r in regmap.registers:
             assert ctx.get(regs.fields[r.name]) == expect[r.name], r
@@ -111,17 +105,10 @@ def test_readback_wide_address_does_not_alias():
     regs = h.regs
 
     async def bench(ctx):
-        ctx.set(regs.bus.addr, 3)
-        ctx.set(regs.bus.wdata, 0xbeef)
-        ctx.set(regs.bus.we, 1)
-        await ctx.tick()
+        await bus_write(ctx, regs.bus, 3, 0xbeef)
         for alias in (3 + 8, 3 + 256, 3 + 0x8000):
-            ctx.set(regs.bus.addr, alias)
-            ctx.set(regs.bus.wdata, 0x1111)
-            await ctx.tick()
-            assert ctx.get(regs.bus.rdata) == ctx.get(h.ref) == 0
-        ctx.set(regs.bus.we, 0)
-        ctx.set(regs.bus.addr, 3)
-        assert ctx.get(regs.bus.rdata) == 0xbeef
+            await bus_write(ctx, regs.bus, alias, 0x1111)
+            assert bus_read(ctx, regs.bus, alias) == ctx.get(h.ref) == 0
+        assert bus_read(ctx, regs.bus, 3) == 0xbeef
 
     run_testbench(h, bench)

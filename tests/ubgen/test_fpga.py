@@ -16,12 +16,13 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ubgen import fpga
-from ubgen.arch import WORD_WIDTH, ControllerParams, ROOT
+from ubgen.arch import WORD_WIDTH, ControllerParams
 from ubgen.controller import ControllerLayout
 from ubgen.controller_rtl import Controller
 from tests.gateware import run_testbench
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "fpga"
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "fpga"
 
 
 # --- parsers on real logs ------------------------------------------------------------------
@@ -384,7 +385,7 @@ def _ecp5_primitives() -> str:
 
 
 def test_widemux_techmap_is_equivalent(tmp_path):
-    """constraints/fpga/ecp5_widemux.v: 4:1 and 8:1 muxes covered by muxcover and mapped onto
+    """ubgen/constraints/fpga/ecp5_widemux.v: 4:1 and 8:1 muxes covered by muxcover and mapped onto
     LUT4 + PFUMX (+ L6MUX21) equal the RTL (SAT proof over every input, with the primitives'
     simulation models of Yosys's ECP5 library)."""
     (tmp_path / "m.v").write_text(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-from tests.gateware import bus_write, reg_offset, run_testbench
+from tests.gateware import bus_read, bus_write, configure, reg_offset, run_testbench
 from tests.ubgen.test_io_tile import streams as io_streams
 from ubgen.arch import MemParams, PUBParams
 from ubgen.controller import AffineMap, ControllerConfig, iterate
@@ -85,12 +85,7 @@ def run_registers(jobs) -> list[Observed]:
             observed.append(obs)
             ctx.set(core.run, 0)
             ctx.set(core.stall, 0)
-            for off, v in rm.writes(regs):
-                ctx.set(core.cfg.addr, off)
-                ctx.set(core.cfg.wdata, v)
-                ctx.set(core.cfg.we, 1)
-                await ctx.tick()
-            ctx.set(core.cfg.we, 0)
+            await configure(ctx, core.cfg, rm, regs)
             ctx.set(core.run, 1)
             cycle, clock = 0, 0
             while cycle <= last:
@@ -265,8 +260,7 @@ def test_disabled_and_restart_and_error_clear():
         return seen
 
     def read(ctx, name):
-        ctx.set(core.cfg.addr, rm[name].offset)
-        return ctx.get(core.cfg.rdata)
+        return bus_read(ctx, core.cfg, reg_offset(rm, name))
 
     async def bench(ctx):
         for name, value in regs.items():

@@ -1,4 +1,4 @@
-"""The RTL test cases are legal schedules: the config-driven PUB model (``compiler.model``, the
+"""The RTL test cases are legal schedules: the config-driven PUB model (``compiler.mapping.pub_model``, the
 one cycle model of the PUB timing contract), running the cases' encoded registers, reproduces
 every expected stream from the specification with no SRAM conflict (and finds the conflict in
 the case built to have one)."""
@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from compiler.model import simulate_pub
+from compiler.mapping.pub_model import simulate_pub
 from sim.tb.pub_cases import (PUB_CASES, TB4_CASES, case_registers, chained_delay,
                               transpose_stream)
 from ubgen.arch import load_arch

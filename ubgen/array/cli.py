@@ -39,18 +39,22 @@ def cmd_array_regmap(args) -> int:
     return _export(args, "array-regmap", lambda arch: json.dumps(full_regmap(arch), indent=1))
 
 
+ARCH_HELP = ("constraints file name or path (default: cgra_4x4, the smallest shipped array; "
+             "docs/cli.md)")
+
+
 def register_subcommand(sub) -> None:
     """Add ``graph`` and ``array-regmap`` to an ``argparse`` subparsers object."""
     g = sub.add_parser("graph", help="write the array's routing-resource graph (JSON)",
                        description="Write the routing-resource graph of the array "
                                    "(networkx node_link_data, edges under 'edges').")
-    g.add_argument("--arch", default="cgra_4x4", help="constraints file name or path")
+    g.add_argument("--arch", default="cgra_4x4", help=ARCH_HELP)
     g.add_argument("--out", help="output file (default: stdout)")
     g.set_defaults(func=cmd_graph)
     r = sub.add_parser("array-regmap", help="write every tile register with its global address",
                        description="Write the full register map of the array (JSON list of "
                                    "{tile_id, tile_kind, name, width, offset, global_addr, "
                                    "reset}).")
-    r.add_argument("--arch", default="cgra_4x4", help="constraints file name or path")
+    r.add_argument("--arch", default="cgra_4x4", help=ARCH_HELP)
     r.add_argument("--out", help="output file (default: stdout)")
     r.set_defaults(func=cmd_array_regmap)

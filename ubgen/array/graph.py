@@ -152,18 +152,27 @@ def full_regmap(arch: Arch | str, cores=None) -> list[dict]:
     return out
 
 
-def route_writes(g: nx.DiGraph, path: list[str]) -> dict[tuple[int, str], int]:
-    """Register values that realize a path of the graph; raises on a conflicting select."""
+def edge_values(g: nx.DiGraph, edges) -> dict[tuple[int, str], int]:
+    """The register values ``{(tile_id, name): value}`` that realize the routing-graph
+    ``edges`` (the ``reg``/``sel`` of each configurable edge: switch-box and connection-box
+    selects, pipeline enables); the one place that turns routes into register values, used by
+    the gateware tests here and by the compiler's bitstream assembler. Raises ``ValueError``
+    when two edges need different values of one register."""
     values: dict[tuple[int, str], int] = {}
-    for u, v in zip(path, path[1:]):
+    for u, v in edges:
         e = g.edges[u, v]
         if e["reg"] is None:
             continue
-        key = tuple(e["reg"])
-        if values.get(key, e["sel"]) != e["sel"]:
-            raise ValueError(f"route needs {key} = {values[key]} and {e['sel']}")
-        values[key] = e["sel"]
+        key = (int(e["reg"][0]), e["reg"][1])
+        if values.setdefault(key, int(e["sel"])) != int(e["sel"]):
+            raise ValueError(f"edges need tile {key[0]} register {key[1]} = {values[key]} "
+                             f"and {e['sel']}")
     return values
+
+
+def route_writes(g: nx.DiGraph, path: list[str]) -> dict[tuple[int, str], int]:
+    """Register values that realize a path of the graph (:func:`edge_values`)."""
+    return edge_values(g, zip(path, path[1:]))
 
 
 def register_writes(layout: ArrayLayout, values: dict[tuple[int, str], int],

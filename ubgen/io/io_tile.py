@@ -24,9 +24,10 @@ from amaranth.hdl import Module, Signal, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import Out
 
-from ..arch import Arch
+from ..arch import WORD_WIDTH, Arch
 from ..config import ConfigRegisters
-from ..core import CFG_ADDR_WIDTH, core_members
+from ..array.tilespec import TILE_ADDR_WIDTH
+from ..core import core_members
 from ..glb.global_buffer import bank_addr_width, glb_port_signature
 from ..pub.control import CycleCounter, add_controllers
 from ..regmap import RegisterMap
@@ -39,7 +40,7 @@ class IOCore(wiring.Component):
 
     PORTS = IO_PORTS
 
-    def __init__(self, arch: Arch, cfg_addr_width: int = CFG_ADDR_WIDTH):
+    def __init__(self, arch: Arch, cfg_addr_width: int = TILE_ADDR_WIDTH):
         self.arch = arch
         self.layouts = io_layouts(arch)
         self._regmap = io_regmap(arch)
@@ -79,7 +80,7 @@ class IOCore(wiring.Component):
         # glb2f: the read issued at a fire returns one cycle later; hold it until the next one
         fresh = Signal()            # a read was issued in the previous (wall) cycle
         valid = Signal()            # a fire happened in the previous unstalled cycle
-        held = Signal(16)
+        held = Signal(WORD_WIDTH)
         m.d.sync += fresh.eq(self.glb.re)
         with m.If(~self.run):
             m.d.sync += valid.eq(0)

@@ -18,13 +18,14 @@ from amaranth.lib import wiring
 
 from ..arch import Arch
 from ..config import ConfigRegisters
-from ..core import CFG_ADDR_WIDTH, core_members
+from ..array.tilespec import TILE_ADDR_WIDTH
+from ..core import core_members
 from ..regmap import RegisterMap
 from .alu import ALU
 from .spec import BIT_INPUTS, PE_PORTS, pe_regmap
 from .ops import PEOp, WORD_BITS
 
-__all__ = ["PE", "pe_regmap", "CFG_ADDR_WIDTH"]
+__all__ = ["PE", "pe_regmap"]
 
 class PE(wiring.Component):
     """One PE core: ALU + input constants + optional output register + COUNTER state.
@@ -37,7 +38,7 @@ class PE(wiring.Component):
     PORTS = PE_PORTS
 
     def __init__(self, arch: Arch | None = None, *, output_register: bool | None = None,
-                 cfg_addr_width: int = CFG_ADDR_WIDTH):
+                 cfg_addr_width: int = TILE_ADDR_WIDTH):
         if output_register is None:
             output_register = arch.array.pe_output_register if arch is not None else True
         self.output_register = output_register

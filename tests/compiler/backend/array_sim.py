@@ -9,10 +9,16 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-from tests.gateware import run_testbench
+from tests.gateware import bus_writes, run_testbench
 from ubgen.array.cgra import CGRA
 from ubgen.array.graph import global_address
 from ubgen.top.cgra_top import TILE_BASE, TILE_ID_SHIFT
+
+
+def array_address(top_address: int) -> int:
+    """The array's configuration-bus address of a tile register's AXI byte address."""
+    rel = top_address - TILE_BASE
+    return global_address(rel >> TILE_ID_SHIFT, (rel & ((1 << TILE_ID_SHIFT) - 1)) >> 2)
 
 
 @dataclass
@@ -41,14 +47,8 @@ def run_bundle(arch, bundle: dict, io_columns, extra_cycles: int = 20) -> ArrayR
     cols = sorted(io_columns)
 
     async def bench(ctx):
-        for addr, value in bundle["bitstream"]:
-            rel = addr - TILE_BASE
-            tid, off = rel >> TILE_ID_SHIFT, (rel & ((1 << TILE_ID_SHIFT) - 1)) >> 2
-            ctx.set(dut.cfg.addr, global_address(tid, off))
-            ctx.set(dut.cfg.wdata, value)
-            ctx.set(dut.cfg.we, 1)
-            await ctx.tick()
-        ctx.set(dut.cfg.we, 0)
+        await bus_writes(ctx, dut.cfg, [(array_address(addr), value)
+                                        for addr, value in bundle["bitstream"]])
         ctx.set(dut.run, 1)
         pending: dict[int, int] = {}
         for _ in range(bundle["done_cycle"] + extra_cycles):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from apps import NAMES
-from compiler.backend.model import check_netlist, simulate_netlist
+from compiler.backend.netlist_model import check_netlist, simulate_netlist
 from compiler.backend.netlist import GLBLayout, Netlist
 from compiler.cli import main
 from compiler.pipeline import FitError, check_result, compile_app, require_fit
@@ -125,9 +125,9 @@ def test_cli_netlist_json_and_dump(tmp_path, capsys):
 
 
 def test_cli_bad_input_is_one_line(tmp_path, capsys):
-    assert main(["netlist", "gausian"]) == 1
+    assert main(["netlist", "gausian"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
-    assert main(["netlist", "gaussian", "--dot", str(tmp_path / "no" / "x.dot")]) == 1
+    assert main(["netlist", "gaussian", "--dot", str(tmp_path / "no" / "x.dot")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 

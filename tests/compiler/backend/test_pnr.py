@@ -24,7 +24,7 @@ from compiler.backend.route import RouteError, route
 from compiler.backend.pnr import routing_nets
 from compiler.cli import main
 from compiler.pipeline import compile_app
-from compiler.backend.model import check_netlist
+from compiler.backend.netlist_model import check_netlist
 from ubgen.arch import ARCH_DIR, load_arch
 
 from ...apps.test_apps import SMALL
@@ -270,11 +270,11 @@ def test_cli_json_sha_is_the_same_in_two_processes():
 
 def test_cli_pnr_errors_leave_nothing(tmp_path, capsys):
     plot = tmp_path / "h.png"
-    assert main(["pnr", "harris", "--arch", "cgra_4x4", "--plot", str(plot)]) == 1
+    assert main(["pnr", "harris", "--arch", "cgra_4x4", "--plot", str(plot)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ubc: error: ") and "PE tiles" in err and err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
-    assert main(["pnr", "gaussian", "--plot", str(tmp_path / "no" / "x.png")]) == 1
+    assert main(["pnr", "gaussian", "--plot", str(tmp_path / "no" / "x.png")]) == 2
     assert "does not exist" in capsys.readouterr().err
 
 
@@ -346,3 +346,20 @@ def test_full_size_apps(app):
         return
     pnr = place_and_route(result.netlist, result.arch)
     assert pnr.check.ok, pnr.check.summary()
+
+
+def test_placement_and_routing_round_trip_through_json(gaussian):
+    """Placement and routing serialise (``ubc compile --dump`` writes them) and read back
+    equal; a changed site or a dropped pipeline register reads back different."""
+    from compiler.backend.place import Placement
+    from compiler.backend.route import Routing
+    _result, pnr = gaussian
+    p = json.loads(json.dumps(pnr.placement.to_dict()))
+    r = json.loads(json.dumps(pnr.routing.to_dict()))
+    assert Placement.from_dict(p) == pnr.placement and Routing.from_dict(r) == pnr.routing
+    node = next(iter(p["sites"]))
+    p["sites"][node][1] += 1
+    assert Placement.from_dict(p) != pnr.placement
+    net = next(n for n in r["nets"] if n["registers"])
+    net["registers"].pop()
+    assert Routing.from_dict(r) != pnr.routing

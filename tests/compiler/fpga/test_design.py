@@ -13,7 +13,7 @@ import pytest
 from compiler.fpga.build import build_fpga_design
 from compiler.fpga.design import FPGADesign, FPGADesignError
 from compiler.fpga.host import host_vectors, stream_fires
-from compiler.model import decode_arrays
+from compiler.mapping.pub_model import decode_arrays
 from compiler.pipeline import compile_app
 from ubgen.arch import ControllerParams
 from ubgen.controller import AffineMap, ControllerConfig, ControllerLayout, iterate

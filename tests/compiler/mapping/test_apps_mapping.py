@@ -1,7 +1,7 @@
 """Every unified buffer of every application (apps/), mapped and checked by the cycle model.
 
 For each buffer ``map_buffer`` either returns an implementation that the register-driven model
-(compiler/model.py) shows to produce, at every scheduled read, exactly the value the unified
+(compiler/mapping/pub_model.py) shows to produce, at every scheduled read, exactly the value the unified
 buffer's isl maps require, with no single-port SRAM conflict; or it refuses with a one-line
 MappingError naming the buffer. It never returns a wrong implementation. Every buffer of every
 application must map: the CI subset at small sizes, the full sizes of thesis Table 7.1 under
@@ -11,7 +11,7 @@ import pytest
 
 from apps import NAMES, get_app
 from compiler.mapping.map_buffer import map_buffers
-from compiler.model import check_buffer
+from compiler.mapping.pub_model import check_buffer
 from compiler.schedule.report import schedule_program
 
 SMALL = {"gaussian": dict(width=32, height=32), "harris": dict(width=32, height=32),
@@ -30,7 +30,7 @@ NO_MEM = {"mobilenet"}
 
 def _map_and_check(app: str, sizes: dict) -> tuple[dict, dict]:
     res = schedule_program(get_app(app).build(**sizes))
-    impls, refused = map_buffers(res.buffers)
+    impls, refused = map_buffers(res.buffers, "pub")
     for name, reason in refused.items():
         assert reason.startswith(f"buffer {name}:"), reason
         assert "\n" not in reason

@@ -88,5 +88,5 @@ def test_conflict_duplication_cannot_solve_is_one_line():
               for k in range(3)]
     ub = UnifiedBuffer("A", [96], "temp", "s16", ports)
     with pytest.raises(MappingError, match=r"^buffer A: .*duplication cannot solve") as e:
-        map_buffer(ub, threshold=0)
+        map_buffer(ub, "pub", threshold=0)
     assert "\n" not in str(e.value)

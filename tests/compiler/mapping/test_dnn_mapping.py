@@ -17,7 +17,7 @@ import pytest
 from apps import get_app
 from compiler.mapping.map_buffer import map_buffers
 from compiler.mapping.port_sharing import share_output_ports
-from compiler.model import check_buffer
+from compiler.mapping.pub_model import check_buffer
 from compiler.schedule.report import schedule_program
 
 RESNET = dict(width=4, height=4, in_channels=8, out_channels=8, ic_unroll=4, oc_unroll=4)
@@ -29,7 +29,7 @@ def _map_and_check(app: str, sizes: dict, check: set[str] | None = None):
     """Map every buffer; model-check the mapped on-chip ones (those in ``check`` if given)."""
     res = schedule_program(get_app(app).build(**sizes))
     t0 = time.perf_counter()
-    impls, refused = map_buffers(res.buffers)
+    impls, refused = map_buffers(res.buffers, "pub")
     seconds = time.perf_counter() - t0
     for name, reason in refused.items():
         assert reason.startswith(f"buffer {name}:") and "\n" not in reason
@@ -95,7 +95,7 @@ def test_srcnn_small_maps_and_checks():
     # possible they wait in one memory per lane
     assert impls["in_mem"].mems == 0 and not impls["in_mem"].register_files
     early = schedule_program(get_app("srcnn").build(**SRCNN), delay=False)
-    assert map_buffers({"in_mem": early.buffers["in_mem"]})[0]["in_mem"].mems == u
+    assert map_buffers({"in_mem": early.buffers["in_mem"]}, "pub")[0]["in_mem"].mems == u
 
 
 def test_gemm_small_accumulator_per_column_lane():
@@ -112,5 +112,5 @@ def test_full_size_mapping_time(app):
     """Issue 4: `ubc map resnet` did not finish in 15 minutes; now the passes take seconds."""
     res = schedule_program(get_app(app).build())
     t0 = time.perf_counter()
-    map_buffers(res.buffers)
+    map_buffers(res.buffers, "pub")
     assert time.perf_counter() - t0 < 120

@@ -9,7 +9,7 @@ from compiler.mapping.common import MappingError
 from compiler.mapping.hierarchy import select_level
 from compiler.mapping.map_buffer import map_buffer
 from compiler.mapping.merge import merge_banks
-from compiler.model import check_buffer
+from compiler.mapping.pub_model import check_buffer
 from ubgen.arch import load_arch
 
 from .fixtures import brighten_buffer, port
@@ -28,7 +28,7 @@ def line_buffer(delays=(64, 128), n=64, rows=64, name="lb"):
 
 def test_brighten_paper_fig_8a():
     ub = brighten_buffer()
-    impl = map_buffer(ub)
+    impl = map_buffer(ub, "pub")
     st = impl.stats()
     # two shift registers, a wire and one memory delaying by 64 cycles (paper §V-C)
     assert (st["mems"], st["shift_registers"], st["register_delay"], st["wires"]) == (1, 2, 2, 1)
@@ -44,7 +44,7 @@ def test_brighten_paper_fig_8a():
 
 def test_two_row_delays_share_one_memory():
     ub = line_buffer()
-    impl = map_buffer(ub)
+    impl = map_buffer(ub, "pub")
     assert impl.mems == 1 and len(impl.pubs[0].outputs) == 2
     c = impl.pubs[0].configs
     a2s = c["agg2sram_0"]
@@ -56,7 +56,7 @@ def test_two_row_delays_share_one_memory():
 
 
 def test_chaining_paper_example():
-    # capacity 32 words (constraints/arch/pub_small.toml): the 64-delay line buffer of the
+    # capacity 32 words (ubgen/constraints/arch/pub_small.toml): the 64-delay line buffer of the
     # brighten-blur app needs two chained memories, TileID(x, y) = floor(x / 32)
     arch = load_arch("pub_small")
     ub = brighten_buffer()
@@ -79,22 +79,22 @@ def test_chaining_paper_example():
 def test_register_width_error_names_the_buffer():
     # a 2^20-cycle schedule overflows the 20-bit cycle registers
     ub = line_buffer(delays=(1 << 20,), name="late")
-    impl = map_buffer(ub)
+    impl = map_buffer(ub, "pub")
     with pytest.raises(RegisterWidthError, match="^buffer late: "):
         impl.pubs[0].registers(load_arch("pub").pub)
 
 
 def test_threshold_moves_delays_to_memory():
     ub = line_buffer(delays=(64, 80, 96))
-    impl = map_buffer(ub, threshold=10)    # gaps of 16: three delay memories, two PUBs
+    impl = map_buffer(ub, "pub", threshold=10)    # gaps of 16: three delay memories, two PUBs
     assert impl.mems == 2 and impl.stats()["shift_registers"] == 0
     assert check_buffer(ub, impl).ok
-    impl = map_buffer(ub)                  # default 20: one memory and registers 16 + 16
+    impl = map_buffer(ub, "pub")                  # default 20: one memory and registers 16 + 16
     assert impl.mems == 1 and impl.stats()["register_delay"] == 32
     assert check_buffer(ub, impl).ok
     # a 1-cycle delay cannot go through the wide-fetch SRAM
     with pytest.raises(MappingError, match="brighten"):
-        map_buffer(brighten_buffer(), threshold=0)
+        map_buffer(brighten_buffer(), "pub", threshold=0)
 
 
 def test_levels_and_merging():
@@ -108,5 +108,5 @@ def test_levels_and_merging():
              for k, q in enumerate(ub.outputs)]
     merged = merge_banks(banks, output_ports=2, input_ports=2)
     assert [[p.name for p in m.outputs] for m in merged] == [["out0", "out1"], ["out2"]]
-    impl = map_buffer(UnifiedBuffer("x", [4], "input", "u16", ub.ports[:1]))
+    impl = map_buffer(UnifiedBuffer("x", [4], "input", "u16", ub.ports[:1]), "pub")
     assert impl.level == "GLB" and impl.mems == 0

@@ -10,7 +10,7 @@ from compiler.mapping.common import MappingError
 from compiler.mapping.lane_banking import choose_lane_banking, lane_factors, lanes
 from compiler.mapping.map_buffer import map_buffer
 from compiler.mapping.registers import RFTile, register_file, rf_tile_registers
-from compiler.model import check_buffer, simulate_rf_tile
+from compiler.mapping.pub_model import check_buffer, simulate_rf_tile
 from ubgen.arch import MemParams, PUBParams
 from ubgen.controller import AffineMap, ControllerConfig
 
@@ -30,7 +30,7 @@ def weights(n: int = 4, first_read: int = 10) -> UnifiedBuffer:
 
 def test_one_word_banks_become_registers():
     ub = weights()
-    impl = map_buffer(ub)
+    impl = map_buffer(ub, "pub")
     assert impl.level == "REG" and impl.mems == 0
     assert [rf.words for rf in impl.register_files] == [1, 1, 1, 1]
     rep = check_buffer(ub, impl)
@@ -45,14 +45,14 @@ def test_register_threshold_and_mem_hint():
     assert rf.words == 4 and rf.addr_width == 2
     assert [c.addresses["addr"].start for c in rf.reads] == [0, 1, 2, 3]
     # threshold 0 keeps every bank in a memory tile; so does the MEM level hint
-    for impl in (map_buffer(ub, threshold=0), map_buffer(ub, level="MEM")):
+    for impl in (map_buffer(ub, "pub", threshold=0), map_buffer(ub, "pub", level="MEM")):
         assert impl.level == "MEM" and impl.mems >= 1 and not impl.register_files
         assert check_buffer(ub, impl).ok
 
 
 def test_reg_hint_refused_when_memory_remains():
     with pytest.raises(MappingError, match="buffer w: stored in registers"):
-        map_buffer(weights(), threshold=0, level="REG")
+        map_buffer(weights(), "pub", threshold=0, level="REG")
 
 
 def test_register_file_model_write_through_and_conflict():
@@ -105,7 +105,7 @@ def test_accumulator_maps_to_lane_banks_and_passes_the_model(threshold):
     """Threshold 0: four PUBs, each init + one update lane in, its lane + the drain piece out.
     Default threshold 20: the 16-word banks are register files instead."""
     ub = accumulator()
-    impl = map_buffer(ub, threshold=threshold)
+    impl = map_buffer(ub, "pub", threshold=threshold)
     blocks = impl.pubs if threshold == 0 else impl.register_files
     assert len(blocks) == 4
     assert (impl.mems, impl.level) == ((4, "MEM") if threshold == 0 else (0, "REG"))
@@ -121,7 +121,7 @@ def test_accumulator_maps_to_lane_banks_and_passes_the_model(threshold):
 def test_map_report_counts_register_file_words():
     from compiler.mapping.report import map_report
     from ubgen.arch import load_arch
-    rep = map_report("w", {"w": map_buffer(weights())}, {}, "pub", load_arch("pub"))
+    rep = map_report("w", {"w": map_buffer(weights(), "pub")}, {}, "pub", load_arch("pub"))
     assert rep["mems"] == 0 and rep["register_file_words"] == 4
     assert rep["register_file_tiles"] == 2          # two one-word banks per tile (its ports)
     assert rep["buffers"][0]["level"] == "REG"

@@ -1,5 +1,5 @@
 """Register-file banks in MEM tiles (compiler/mapping/registers.py: placement and encoding with
-ubgen's exported layouts; compiler/model.py ``simulate_rf_tile``), and the encoded registers on
+ubgen's exported layouts; compiler/mapping/pub_model.py ``simulate_rf_tile``), and the encoded registers on
 the MEM core's register-file gateware (ubgen/mem/register_file.py on the PUB's lent controllers)
 giving the model's streams."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from compiler.mapping.common import MappingError
 from compiler.mapping.map_buffer import map_buffer
 from compiler.mapping.registers import (RFTile, pack_register_files, rf_tile,
                                         rf_tile_registers)
-from compiler.model import check_buffer, port_points, run_impl, simulate_rf_tile
+from compiler.mapping.pub_model import check_buffer, port_points, run_impl, simulate_rf_tile
 from tests.ubgen.test_mem_register_file import run_registers
 from ubgen.arch import MemParams, PUBParams, load_arch
 from ubgen.controller import AffineMap, ControllerConfig
@@ -84,7 +84,8 @@ def test_packing_by_words_and_ports():
 @pytest.mark.parametrize("banks, match", [
     ([bank("big", 40, [stream(0, 1, 1, 0, 0)], [stream(1, 1, 1, 0, 0)])],
      r"^buffer b: register-file bank\(s\) big need 40 words, 1 write and 1 read ports; a MEM "
-     r"tile's register file has 32 words, 2 write and 2 read ports$"),
+     r"tile's register file has 32 words, 2 write and 2 read ports: a lower --threshold keeps the "
+     r"bank in a memory tile instead$"),
     ([bank(f"w{i}", 1, [stream(0, 1, 1, 0, 0)], [stream(1, 1, 1, 0, 0)]) for i in range(3)],
      r"^buffer b: register-file bank\(s\) w0, w1, w2 need 3 words, 3 write and 3 read ports"),
     ([bank("acc", 4, [stream(0, 1, 1, 0, 0)] * 2, [stream(1, 1, 1, 0, 0)] * 2),
@@ -112,7 +113,7 @@ def test_unencodable_stream_names_the_buffer():
 def test_mapping_keeps_banks_within_the_register_file():
     """A bank above ``rf_words`` stays in a memory tile whatever the threshold."""
     ub = weights(4)
-    impl = map_buffer(ub, threshold=20)
+    impl = map_buffer(ub, "pub", threshold=20)
     assert [rf.words for rf in impl.register_files] == [1] * 4
     small = replace(load_arch("pub"), mem=MemParams(rf_words=2))
     acc = accumulator()
@@ -125,10 +126,10 @@ def test_check_buffer_uses_the_tile_encoding(monkeypatch):
     """Negative control: the model check runs the registers the compiler encodes. Dropping the
     second bank's base (both banks of a tile on word 0) makes it fail."""
     ub = weights(4)
-    impl = map_buffer(ub)
+    impl = map_buffer(ub, "pub")
     assert [len(t.banks) for t in pack_register_files(impl.register_files, PUB, MEM)] == [2, 2]
     assert check_buffer(ub, impl).ok
-    import compiler.model as model
+    import compiler.mapping.pub_model as model
     good = model.rf_tile_registers
 
     def no_base(tile, params, mem):
@@ -146,7 +147,7 @@ def test_encoded_tiles_on_the_gateware_match_the_model(make):
     """The registers the compiler encodes, loaded into the register file's gateware, give the
     model's output streams cycle for cycle (with stalls): the one encoding both consume."""
     ub = make()
-    impl = map_buffer(ub)
+    impl = map_buffer(ub, "pub")
     tiles = pack_register_files(impl.register_files, PUB, MEM)
     assert tiles
     rng = random.Random(1)

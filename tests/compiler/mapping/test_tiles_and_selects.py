@@ -12,7 +12,7 @@ from compiler.mapping.common import Affine, MappingError
 from compiler.mapping.linearize import tile_dims, versions_match, with_tile_dims
 from compiler.mapping.map_buffer import map_buffer
 from compiler.mapping.vectorize import WordStream, pub_configs
-from compiler.model import check_buffer
+from compiler.mapping.pub_model import check_buffer
 from compiler.schedule.report import schedule_program
 from ubgen.arch import PUBParams, load_arch
 
@@ -61,7 +61,7 @@ def test_tiled_brighten_is_one_circular_mem():
     # pixels, §5.6: (1, n) mod n = (1, 0)) although every tile rewrites the same addresses
     n = 32
     ub = tiled_brighten(n)
-    impl = map_buffer(ub)
+    impl = map_buffer(ub, "pub")
     (pub,) = impl.pubs
     assert impl.mems == 1 and pub.tiles == 1
     assert pub.capacity_words == n and pub.sram_words == n
@@ -86,7 +86,7 @@ def tiled_upsample(n=16, tiles=3, delay=20):
 
 def test_tile_versions_make_a_rewritten_bank_circular():
     ub = tiled_upsample()
-    impl = map_buffer(ub)
+    impl = map_buffer(ub, "pub")
     (pub,) = impl.pubs
     # a handful of live pixels (the read trails the write by ~delay/2 pixels), not the 16x16
     # tile: circular capacity 16 (two wide-fetch rounds of 8 would do; next power of two)
@@ -101,7 +101,7 @@ def test_reads_of_the_next_tile_are_not_versioned():
     # not a version dimension; the mapping must still be exact (or refuse)
     ub = tiled_brighten(8, 3, read_tile_shift=1)
     try:
-        impl = map_buffer(ub)
+        impl = map_buffer(ub, "pub")
     except MappingError as e:
         assert str(e).startswith("buffer brighten:")
         return
@@ -166,7 +166,7 @@ def test_bank_select_maps_a_reader_of_all_banks(delay, mems):
     # by its own dense stream although the writer strides by 4) and a select rebuilds the port;
     # the second, identical reader shares the first one's select through a wire (§5.1.4)
     ub = demosaic_like(delay, readers=2)
-    impl = map_buffer(ub)
+    impl = map_buffer(ub, "pub")
     assert impl.mems == mems
     assert len(impl.selects) == 1 and sorted(impl.selects[0].srcs) == ["r_w0", "r_w1", "r_w2",
                                                                         "r_w3"]

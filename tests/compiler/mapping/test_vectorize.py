@@ -8,7 +8,7 @@ from compiler.ir.ubimpl import PUBBlock
 from compiler.mapping.common import Affine, MappingError
 from compiler.mapping.vectorize import (WordStream, enumerate_affine, fire_cycles, plan_fetch,
                                         pub_configs, reuse_distance)
-from compiler.model import simulate_pub
+from compiler.mapping.pub_model import simulate_pub
 from ubgen.arch import PUBParams
 
 PUB = PUBParams()

@@ -1,6 +1,6 @@
 """A user's app file in the Halide-style DSL, as a new user writes one: a 5x5 box sum written
 as a reduction over an ``RDom``, computed at the output's tile loop, scaled by ``>> 5``, with
-an independent numpy ``reference()``. The tests of the golden (tests/compiler/test_golden.py)
+an independent numpy ``reference()``. The tests of the golden (tests/compiler/frontend/test_golden.py)
 also run a copy whose reference is off by one, which every PASS path must refuse."""
 import numpy as np
 

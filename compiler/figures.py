@@ -1,0 +1,41 @@
+"""The published figures the project measures itself against (docs/design.md §7), transcribed
+once: the paper's Tables IV-VII and the thesis's chapter-7 tables. The evaluation
+(``compiler.sweep.evaluate``), ``make sim``'s summary and the benchmarks read them here; they
+are references to compare with, never inputs of the compiler or thresholds of a check.
+"""
+from __future__ import annotations
+
+# paper Table IV (CGRA usage): app -> (PEs, MEMs)
+PAPER_IV = {"gaussian": (19, 1), "harris": (83, 5), "upsample": (0, 1), "unsharp": (56, 6),
+            "camera": (397, 8), "resnet": (128, 81), "mobilenet": (114, 7)}
+# paper Table VI: app -> (sequential cycles, optimized cycles)
+PAPER_VI = {"gaussian": (27159, 4102), "harris": (92227, 4120), "upsample": (53247, 16387),
+            "unsharp": (49279, 4119), "camera": (92013, 4122), "resnet": (44876, 15614),
+            "mobilenet": (22463, 1026)}
+# paper Table VII: app -> (sequential SRAM words, final SRAM words)
+PAPER_VII = {"gaussian": (11784, 128), "harris": (41080, 640), "upsample": (20480, 67),
+             "unsharp": (23584, 834), "camera": (37972, 518), "resnet": (14048, 14048),
+             "mobilenet": (9136, 1240)}
+# thesis Table 7.2: row -> (MEM area um2, SRAM area %)
+THESIS_7_2 = {"Buffet": (14.3e3, 86), "DP SRAM + PEs": (31.1e3, 40),
+              "DP SRAM + AG": (16.7e3, 74), "4 Wide SP SRAM +AGG +TB +AGs (PUB)": (13.7e3, 42)}
+# thesis Table 7.3 (memories) and 7.4 (RTL latency): app -> (PUB, DP+AG, Buffet)
+THESIS_7_3 = {"upsample": (1, 2, 2), "gaussian": (1, 2, 6), "harris": (5, 11, 23),
+              "resnet": (80, 80, 80)}
+THESIS_7_4 = {"upsample": (16399, 16383, 16401), "gaussian": (4095, 4095, 4100),
+              "harris": (4095, 4095, 4139), "resnet": (9807, 8739, 8751)}
+# thesis Table 7.8: app -> (original MEMs, MEMs after, registers added)
+THESIS_7_8 = {"gaussian": (9, 1, 6), "harris": (67, 5, 30), "unsharp": (66, 6, 40),
+              "camera": (158, 25, 26), "resnet": (136, 81, 0)}
+# thesis §7.3.1 (Fig. 7.5 text): the unroll a designer would pick on the 16x32 array (384 PEs,
+# 128 MEMs); the figure's own points are only in the plots. Paper Table V sch3/sch4 give harris
+# at unroll 1 and 2: (PEs, MEMs, cycles).
+FIG_7_5_CHOICE = {"gaussian": 16, "harris": 3, "unsharp": 3, "resnet": 8, "gemm": 8}
+PAPER_V_HARRIS = {1: (83, 5, 4146), 2: (194, 10, 2154)}
+
+# thesis Table 7.2, the 3x3 convolution's buffer: area (um2) and SRAM share (%) of the PUB and
+# the dual-port SRAM with address generators (bench/area.py)
+THESIS_7_2_AREA = {"pub_um2": THESIS_7_2["4 Wide SP SRAM +AGG +TB +AGs (PUB)"][0],
+                   "pub_sram_pct": THESIS_7_2["4 Wide SP SRAM +AGG +TB +AGs (PUB)"][1],
+                   "dp_um2": THESIS_7_2["DP SRAM + AG"][0],
+                   "dp_sram_pct": THESIS_7_2["DP SRAM + AG"][1]}
