@@ -395,8 +395,9 @@ def fpga_sections(data: Path = DATA) -> list[str]:
                   "own counter equal to the schedule's prediction), then Yosys and nextpnr on the "
                   "LFE5U-85F (CABGA381, 100 MHz constraint, seed 1). LUT4 and FF are Yosys's "
                   "counts including the pin wrapper (its FFs in brackets); Fmax is nextpnr's "
-                  "after routing; minutes: the whole flow on the shared 2-core machine "
-                  "(`bench/fpga_apps.py`).", "",
+                  "after routing; minutes: the whole flow's wall time on the shared 2-core machine "
+                  "(with the CPU minutes of its processes and the load average where recorded: "
+                  "other jobs ran beside it; `bench/fpga_apps.py`).", "",
                   "| app | LUT4 | FF (wrapper) | BRAM | DSP | Fmax MHz | cycles | outputs | "
                   "ns / output | minutes |", "|---|---|---|---|---|---|---|---|---|---|"]
         for app, r in apps.items():
@@ -406,8 +407,9 @@ def fpga_sections(data: Path = DATA) -> list[str]:
             lines.append(f"| {app} | {r['luts']} | {r['ffs']} ({r['wrapper_ffs']}) | "
                          f"{r['brams']} | {r['dsps']} | {r['fmax_mhz']:.1f} | "
                          f"{r['cycles_measured']} | {r['pixels']} | {r['ns_per_pixel']:.2f} | "
-                         f"{r['minutes']} |")
-        lines.append("")
+                         f"{_minutes(r)} |")
+        notes = [f"{app}: {r['note']}." for app, r in apps.items() if r.get("note")]
+        lines += [""] + notes + ([""] if notes else [])
     if fig:
         lines += ["## Thesis Figure 7.11: time per output value", "",
                   f"Runtime divided by the output values (thesis §7.4). CGRA: the app's cycles "
@@ -416,8 +418,8 @@ def fpga_sections(data: Path = DATA) -> list[str]:
                   f"equal) at the thesis's stated clock of {fig['thesis_clock_mhz']:.0f} MHz "
                   f"(its 16 nm ASIC, §7.1; not timed here). FPGA: the app's FPGA design at its "
                   f"routed Fmax (above). CPU: the same pipeline in Halide (PyPI `halide`, JIT, "
-                  f"default schedule, one thread) on this machine ({fig['cpu']}), the fastest "
-                  f"of {fig['reps']} runs (`bench/fig7_11.py`). Figure 7.10 (energy per "
+                  f"default schedule, one thread) on this machine ({fig['cpu']}), the least CPU "
+                  f"time of {fig['reps']} runs (`bench/fig7_11.py`). Figure 7.10 (energy per "
                   f"operation on the FPGA) needs a vendor power model of the device, which the "
                   f"open tools do not have: not reproduced.", "",
                   "![Figure 7.11](img/fig7_11_time_per_pixel.png)", "",
@@ -432,6 +434,12 @@ def fpga_sections(data: Path = DATA) -> list[str]:
                          f"{_ratio(f, r['cgra_ns'])} | {_ratio(c, r['cgra_ns'])} |")
         lines.append("")
     return lines
+
+
+def _minutes(r: dict) -> str:
+    """Wall minutes of an app's flow, its CPU minutes when recorded, a pointer to its note."""
+    cpu = f" ({r['cpu_minutes']} CPU, load {r['load']})" if "cpu_minutes" in r else ""
+    return f"{r['minutes']}{cpu}{' (note)' if r.get('note') else ''}"
 
 
 def _fmt_ns(v) -> str:

@@ -30,6 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--freq", type=float, default=None, help="clock constraint in MHz")
     parser.add_argument("--router", default=None, help="nextpnr router, router1 or router2 "
                         "(default: router1 on ecp5, the tool's default on ice40)")
+    parser.add_argument("--ignore-loops", action=argparse.BooleanOptionalAction, default=None,
+                        help="nextpnr --ignore-loops: its timing analysis breaks combinational "
+                        "loops instead of stopping (default: on for the arrays, whose switch "
+                        "boxes make structural loops; off otherwise)")
     parser.add_argument("--mapping", default=None, help="LUT mapping: delay (the stock synth "
                         "script) or area (ABC maps for the clock constraint and recovers area; "
                         "ECP5 wide muxes); default: the design's (area for cgra_4x4)")
@@ -52,7 +56,8 @@ def run_from_args(args) -> int:
     try:
         run_fpga_flow(args.target, _design(args), args.arch, args.out,
                       device=tuple(args.device.split()) if args.device else None,
-                      freq_mhz=args.freq, router=args.router, mapping=args.mapping)
+                      freq_mhz=args.freq, router=args.router, mapping=args.mapping,
+                      ignore_loops=args.ignore_loops)
     except FPGAError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

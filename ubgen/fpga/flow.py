@@ -144,11 +144,12 @@ def _synthesize(tgt: FPGATarget, spec, out: Path, verilog_files: list[str], mapp
 
 
 def _place_and_route(tgt: FPGATarget, design: str, target: str, device: tuple[str, ...],
-                     out: Path, cons: Path, freq: float, router: str | None, seed: int) -> dict:
+                     out: Path, cons: Path, freq: float, router: str | None, seed: int,
+                     ignore_loops: bool = False) -> dict:
     """nextpnr on ``top.json``: its parsed log; a failure says whether the design does not
     fit (which resource) or how far packing got."""
     cmd = [tool_path(tgt.nextpnr), *nextpnr_arguments(tgt, device, cons.name, freq, router,
-                                                      seed)]
+                                                      seed, ignore_loops)]
     try:
         log = _run(cmd, out / "nextpnr.log", out, f"nextpnr ({' '.join(device)})")
     except FPGAError as e:
@@ -200,18 +201,23 @@ def run_fpga_flow(target: str, design: "str | FPGADesign", arch: str | None = No
                   *,
                   device: tuple[str, ...] | None = None, freq_mhz: float | None = None,
                   router: str | None = None, mapping: str | None = None, seed: int = 1,
-                  quiet: bool = False) -> dict:
+                  ignore_loops: bool | None = None, quiet: bool = False) -> dict:
     """Build ``design`` for ``target`` and return (and write) its utilization/Fmax report.
 
     ``arch`` defaults to the design's architecture. ``device`` overrides the nextpnr device
     arguments (e.g. ``("--85k", "--package", "CABGA381")``; default: the design's for this
     target, else the target's). ``router`` picks nextpnr's router (default: the target's).
     ``mapping`` picks the LUT mapping (:data:`MAPPINGS`; default: the design's).
+    ``ignore_loops`` passes nextpnr ``--ignore-loops`` (default: the design's): its timing
+    analysis then breaks every combinational loop where its search meets it instead of
+    stopping, so the Fmax it reports leaves out the paths around the loops (docs/fpga.md "The
+    CGRA on the FPGA").
     Raises :class:`FPGAError` with a one-line message on bad input or a failed tool;
     ``report.json`` is written only when every step succeeded.
     """
     tgt, spec, arch, device, router = resolve(target, design, arch, device, router)
     design = spec.name
+    ignore_loops = spec.ignore_loops if ignore_loops is None else ignore_loops
     mapping = check_mapping(mapping or spec.mapping)
     try:
         arch_obj = load_arch(arch)
@@ -237,9 +243,10 @@ def run_fpga_flow(target: str, design: "str | FPGADesign", arch: str | None = No
     pnr_step = f"nextpnr {' '.join(device)}"
     prog.hint[pnr_step] = f" (log: {out / 'nextpnr.log'})"
     pnr = prog.step(pnr_step, lambda: _place_and_route(tgt, design, target, device, out, cons,
-                                                       freq, router, seed))
+                                                       freq, router, seed, ignore_loops))
     run = {"target": target, "design": design, "arch": arch_obj.name,
            "device": " ".join(device), "router": router or "default", "mapping": mapping,
+           "ignore_loops": ignore_loops, "seed": seed,
            "constraints": shown(cons_src), "freq": freq}
     report = _report(tgt, run, cells, pnr, wrapper, prog)
     tmp = report_path.with_suffix(".json.tmp")
