@@ -165,7 +165,7 @@ def add_fpga_subcommand(subparsers) -> None:
         "LUT/DSP datapaths), check it in Verilator against the golden (bit-exact, cycles equal "
         "to the schedule's), then synthesize, place and route it and report LUT4, FF, BRAM, DSP, "
         "Fmax and the time per output value (docs/fpga.md).")
-    add_app_arguments(s, default_arch=DEFAULT_ARCH)
+    add_app_arguments(s, parameters_of=DEFAULT_ARCH)
     s.add_argument("--target", default="ecp5", choices=("ecp5", "ice40"),
                    help="FPGA family (default ecp5, on the LFE5U-85F)")
     s.add_argument("--device", default=None, help="nextpnr device arguments (default: "

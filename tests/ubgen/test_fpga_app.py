@@ -158,3 +158,15 @@ def test_pins():
     assert "in1_data" in pins and "in2_data" not in pins       # 1 + 16 + 16 <= 40 < 1 + 48
     spec = app_design(desc)
     assert spec.name == "app_tiny" and spec.devices["ecp5"][0] == "--85k"
+
+
+def test_arrays_are_placed_with_loops_ignored():
+    """The arrays' switch boxes make structural combinational loops: their designs pass nextpnr
+    ``--ignore-loops`` by default (docs/fpga.md "The CGRA on the FPGA"); other designs do not,
+    so a loop there stays an error."""
+    from ubgen.fpga import DESIGNS, TARGETS, nextpnr_arguments
+    assert DESIGNS["cgra_2x2"].ignore_loops and DESIGNS["cgra_4x4"].ignore_loops
+    assert not DESIGNS["pe_tile"].ignore_loops and not app_design(description()).ignore_loops
+    tgt = TARGETS["ecp5"]
+    assert "--ignore-loops" in nextpnr_arguments(tgt, tgt.device, "x.lpf", 100, None, 1, True)
+    assert "--ignore-loops" not in nextpnr_arguments(tgt, tgt.device, "x.lpf", 100, None, 1)
