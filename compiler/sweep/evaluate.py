@@ -373,6 +373,9 @@ def figure_7_5(res: dict, img: Path, doc_dir: Path) -> list[str]:
 
 
 DATA = ROOT / "docs" / "data"
+FPGA_DOC = ROOT / "docs" / "fpga.md"
+# the headings fpga_sections() starts its sections with
+FPGA_HEADINGS = ("## The applications' FPGA designs", "## Thesis Figure 7.11")
 
 
 def _load(path: Path) -> dict | None:
@@ -397,19 +400,8 @@ def fpga_sections(data: Path = DATA) -> list[str]:
                   "counts including the pin wrapper (its FFs in brackets); Fmax is nextpnr's "
                   "after routing; minutes: the whole flow's wall time on the shared 2-core machine "
                   "(with the CPU minutes of its processes and the load average where recorded: "
-                  "other jobs ran beside it; `bench/fpga_apps.py`).", "",
-                  "| app | LUT4 | FF (wrapper) | BRAM | DSP | Fmax MHz | cycles | outputs | "
-                  "ns / output | minutes |", "|---|---|---|---|---|---|---|---|---|---|"]
-        for app, r in apps.items():
-            if "error" in r:
-                lines.append(f"| {app} | {r['error']} | | | | | | | | {r['minutes']} |")
-                continue
-            lines.append(f"| {app} | {r['luts']} | {r['ffs']} ({r['wrapper_ffs']}) | "
-                         f"{r['brams']} | {r['dsps']} | {r['fmax_mhz']:.1f} | "
-                         f"{r['cycles_measured']} | {r['pixels']} | {r['ns_per_pixel']:.2f} | "
-                         f"{_minutes(r)} |")
-        notes = [f"{app}: {r['note']}." for app, r in apps.items() if r.get("note")]
-        lines += [""] + notes + ([""] if notes else [])
+                  "other jobs ran beside it; `bench/fpga_apps.py`).", ""]
+        lines += fpga_apps_table(apps) + [""]
     if fig:
         lines += ["## Thesis Figure 7.11: time per output value", "",
                   f"Runtime divided by the output values (thesis §7.4). CGRA: the app's cycles "
@@ -427,6 +419,56 @@ def fpga_sections(data: Path = DATA) -> list[str]:
                   "![Figure 7.11](img/fig7_11_time_per_pixel.png)", ""]
         lines += fig7_11_table(fig) + [""]
     return lines
+
+
+def fpga_apps_table(apps: dict) -> list[str]:
+    """Every app's FPGA record (``docs/data/fpga_apps.json``) as a table, then its notes."""
+    lines = ["| app | LUT4 | FF (wrapper) | BRAM | DSP | Fmax MHz | cycles | outputs | "
+             "ns / output | minutes |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for app, r in apps.items():
+        if "error" in r:
+            lines.append(f"| {app} | {r['error']} | | | | | | | | {r['minutes']} |")
+            continue
+        lines.append(f"| {app} | {r['luts']} | {r['ffs']} ({r['wrapper_ffs']}) | "
+                     f"{r['brams']} | {r['dsps']} | {r['fmax_mhz']:.1f} | "
+                     f"{r['cycles_measured']} | {r['pixels']} | {r['ns_per_pixel']:.2f} | "
+                     f"{_minutes(r)} |")
+    notes = [f"{app}: {r['note']}." for app, r in apps.items() if r.get("note")]
+    return lines + ([""] + notes if notes else [])
+
+
+def replace_marked(text: str, marker: str, lines: list[str]) -> str:
+    """``text`` with what lies between the lines ``<!-- marker -->`` and ``<!-- /marker -->``
+    replaced by ``lines``; ValueError when the pair is missing."""
+    start, end = f"<!-- {marker} -->\n", f"<!-- /{marker} -->"
+    i = text.find(start)
+    j = text.find(end, i + len(start)) if i >= 0 else -1
+    if i < 0 or j < 0:
+        raise ValueError(f"no {start.strip()} ... {end} pair")
+    return text[:i + len(start)] + "\n".join(lines) + "\n" + text[j:]
+
+
+def render_fpga_only(out: Path = OUT, doc: Path = FPGA_DOC, data: Path = DATA) -> None:
+    """Re-render only what comes from the FPGA benches' records, without the sweep: the FPGA
+    sections at the end of the evaluation document ``out`` (replaced, or appended) and the
+    marked tables of docs/fpga.md (``FPGA-APP-TABLE``, ``FIG-7-11-TABLE``)."""
+    text = out.read_text()
+    cut = [i for i in (text.find("\n" + h) for h in FPGA_HEADINGS) if i >= 0]
+    head = text[:min(cut)] if cut else text
+    out.write_text(head.rstrip() + "\n\n" + "\n".join(fpga_sections(data)).rstrip() + "\n")
+    sync_fpga_doc(doc, data)
+
+
+def sync_fpga_doc(doc: Path = FPGA_DOC, data: Path = DATA) -> None:
+    """The marked tables of docs/fpga.md (``FPGA-APP-TABLE``, ``FIG-7-11-TABLE``) from the FPGA
+    benches' records, as the evaluation document renders them."""
+    apps, fig = _load(data / "fpga_apps.json"), _load(data / "fig7_11.json")
+    md = doc.read_text()
+    if apps:
+        md = replace_marked(md, "FPGA-APP-TABLE", fpga_apps_table(apps))
+    if fig:
+        md = replace_marked(md, "FIG-7-11-TABLE", fig7_11_table(fig))
+    doc.write_text(md)
 
 
 def fig7_11_table(fig: dict) -> list[str]:
@@ -513,6 +555,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--out", default=str(OUT), help="the Markdown file (docs/evaluation.md)")
     ap.add_argument("--img", default=str(IMG), help="directory of the Figure 7.5 plots")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--fpga-only", action="store_true",
+                    help="only re-render the FPGA sections of OUT and the tables of "
+                    "docs/fpga.md from docs/data/ (the FPGA benches' records; no sweep)")
 
 
 def run_from_args(args) -> int:
@@ -521,6 +566,17 @@ def run_from_args(args) -> int:
     if not out.resolve().parent.is_dir():
         print(f"evaluate: error: directory {out.parent} does not exist", file=sys.stderr)
         return 2
+    if args.fpga_only:
+        if not out.is_file():
+            print(f"evaluate: error: {out} does not exist", file=sys.stderr)
+            return 2
+        try:
+            render_fpga_only(out)
+        except ValueError as e:
+            print(f"evaluate: error: {FPGA_DOC}: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote the FPGA sections of {out} and the tables of {FPGA_DOC}")
+        return 0
     cache = Cache(None if args.no_cache else (args.cache or DEFAULT_DIR))
     try:
         seconds = evaluate(args.workers, args.scheduler, cache, out, Path(args.img),
@@ -528,6 +584,8 @@ def run_from_args(args) -> int:
     except SweepError as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
         return 2
+    if out.resolve() == OUT.resolve():
+        sync_fpga_doc()
     print(f"wrote {out} and the Figure 7.5 plots in {args.img}")
     print(f"evaluate: wall time {seconds:.1f} s ({cache.hits} points from the cache)")
     return 0
