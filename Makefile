@@ -29,7 +29,11 @@ help:
 	@echo "make verilog [ARCH=pub] write generated Verilog and register maps to rtl/"
 	@echo "                        (ARCH=cgra_4x4|cgra_4x16|cgra_8x8|cgra_16x32: the whole"
 	@echo "                        accelerator too)"
-	@echo "make fpga TARGET=ice40|ecp5 DESIGN=pub|dpbuf|pe|pe_tile|mem_tile|cgra_4x4"
+	@echo "make fpga APP=gaussian [TARGET=ecp5|ice40] [SIZE=...]"
+	@echo "                        the app as its own FPGA design: checked in Verilator (bit-"
+	@echo "                        exact, cycles), then Yosys + nextpnr: LUT4, FF, BRAM, DSP,"
+	@echo "                        Fmax, time per output value (ubc fpga; docs/fpga.md)"
+	@echo "make fpga TARGET=ice40|ecp5 DESIGN=pub|dpbuf|pe|pe_tile|mem_tile|cgra_2x2|cgra_4x4"
 	@echo "                        Yosys + nextpnr report under build/fpga/ (docs/fpga.md)"
 	@echo "make bench              benchmarks: PUB vs DP area; Verilator build time and cycles/s of"
 	@echo "                        the arrays in BENCH_ARCHS (default: cgra_4x4 cgra_4x16 cgra_8x8"
@@ -68,8 +72,17 @@ regress: $(STAMP)
 	$(UBC) regress --workers $(WORKERS) --doc $(EVAL_ARGS); status=$$?; \
 	$(PY) -m pytest -n $(JOBS) -q -m regress -o addopts="" && exit $$status
 
+# make fpga APP=<app|file.py> [TARGET=ecp5|ice40] [SIZE=...]: the app's own FPGA design
+# (ubc fpga: Verilator check, Yosys, nextpnr); make fpga DESIGN=<block|tile|cgra_4x4>: a
+# generated block (ubgen fpga). APP given on the command line wins over the DESIGN default.
+FPGA_APP := $(if $(filter command line,$(origin DESIGN)),,$(filter command line,$(origin APP)))
+
 fpga: $(STAMP)
+ifneq ($(FPGA_APP),)
+	$(UBC) fpga $(APP) --target $(TARGET) $(foreach s,$(SIZE),--size $(s))
+else
 	$(UBGEN) fpga --target $(TARGET) --design $(DESIGN)
+endif
 
 bench: $(STAMP)
 	$(PY) bench/area.py

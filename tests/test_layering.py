@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # earlier ones. Modules not listed (ir, source, interp, model, pipeline, cli, sweep, plot) are
 # outside the ordering: the IR and shared helpers below every stage, the driver and the tools
 # above them.
-STAGES = ["frontend", "passes", "poly", "schedule", "mapping", "backend"]
+STAGES = ["frontend", "passes", "poly", "schedule", "mapping", "backend", "fpga"]
 
 
 def _imports(path: Path, package: str) -> set[str]:
@@ -200,6 +200,7 @@ AMARANTH_FREE = [
     "import compiler.backend.pnr, compiler.backend.place, compiler.backend.route, "
     "compiler.backend.bitstream, compiler.backend.check, compiler.backend.pad, compiler.cli, "
     "compiler.sweep.point, ubgen.top, ubgen.top.spec",
+    "import compiler.fpga.build, compiler.fpga.design, compiler.fpga.host, compiler.cli.fpga",
     "import ubgen.arch, ubgen.regmap, ubgen.controller, ubgen.pe, ubgen.pe.ops, ubgen.pub, "
     "ubgen.mem.spec, ubgen.io.spec, ubgen.glb.spec, ubgen.interconnect, ubgen.array, "
     "ubgen.array.layout\nfrom ubgen.array.graph import routing_graph, full_regmap\n"
@@ -224,6 +225,15 @@ def test_place_route_and_bundle_do_not_import_amaranth():
             "r = compile_app('gaussian', arch='cgra_8x8', sizes=dict(width=16, height=12),\n"
             "                until='bundle')\n"
             "assert r.pnr.check.ok and r.bundle['bitstream']\n")
+    assert _fresh(code) == "False"
+
+
+def test_fpga_design_does_not_import_amaranth():
+    """The FPGA backend describes the app's design as data; building it is ubgen's."""
+    code = ("from compiler.pipeline import compile_app\n"
+            "r = compile_app('gaussian', sizes=dict(width=32, height=8), until='map')\n"
+            "d, v = r.fpga_design()\n"
+            "assert d.count('ram') == 1 and v['output_writes'] > 0\n")
     assert _fresh(code) == "False"
 
 
