@@ -106,14 +106,16 @@ def _sources(rtl: Path, arch_name: str) -> list[Path]:
 FLAVOUR = "vpi-top-only"
 
 
-def _verilate(build_dir: Path, rtl: Path, top: str, arch_name: str, waves: bool) -> None:
+def _verilate(build_dir: Path, rtl: Path, top: str, arch_name: str, waves: bool,
+              opt: str | None = None) -> None:
     """cocotb's Verilator build (the commands of ``cocotb_tools.runner.Verilator``: VPI, the
     cocotb VPI library, cocotb's ``verilator.cpp`` main) with one difference: only the top
     module's signals are public (a Verilator configuration file), where cocotb's runner makes
     every signal of the design public (``--public-flat-rw``). The testbench touches the top's
     ports only; keeping the tiles' signals private lets Verilator optimise them, which makes
     the cgra_8x8 model about 3.5 times faster and its build 3 times shorter (docs/simulation.md
-    "Speed")."""
+    "Speed"). ``opt``: the C++ optimisation of the evaluation code (make's ``OPT_FAST``; the
+    gate-level energy models of sim.energy use a cheaper one than the default)."""
     import subprocess
     import cocotb_tools.config as cocotb_config
     from ubgen.array import KINDS, tile_module
@@ -128,7 +130,8 @@ def _verilate(build_dir: Path, rtl: Path, top: str, arch_name: str, waves: bool)
            "--timescale", "1ns/1ps",
            str(cocotb_config.share_dir / "lib" / "verilator" / "verilator.cpp"), str(vlt),
            *map(str, hier_sources + _sources(rtl, arch_name))]
-    make = ["make", "-j", "2", "-C", str(build_dir), "-f", "Vtop.mk", f"VM_TRACE={int(waves)}"]
+    make = ["make", "-j", "2", "-C", str(build_dir), "-f", "Vtop.mk", f"VM_TRACE={int(waves)}",
+            *([f"OPT_FAST={opt}"] if opt else [])]
     with open(build_dir / "build.log", "w") as log:
         for c in (cmd, make):
             if subprocess.run(c, cwd=build_dir, stdout=log, stderr=subprocess.STDOUT).returncode:

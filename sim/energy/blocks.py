@@ -22,7 +22,7 @@ from ubgen.paths import build_dir
 from .gates import EnergyError, emit_verilog, parse_counts, synthesize
 from .model import Tech, energy, load_tech
 
-__all__ = ["DESIGNS", "block_run", "design_energy", "block_category"]
+__all__ = ["DESIGNS", "block_counts", "design_energy", "block_category"]
 
 BUILD = build_dir("energy")
 
@@ -79,52 +79,60 @@ def _model(block: str, arch: str, log) -> _Model:
     return _Model(files, infos, f"energy/{block}-{arch}-{sha}", time.perf_counter() - t)
 
 
-def block_run(design: str, case: str, tech: Tech | None = None, arch: str = "pub",
-              log=print) -> dict:
-    """One gate-level run of a Table 7.2 design on one energy case: the counts, the energy
-    breakdown (pJ) and the port accesses."""
-    from sim.runner import run_cocotb
+def block_counts(design: str, case: str, arch: str = "pub", log=print) -> dict:
+    """One gate-level run of a Table 7.2 design on one energy case: its switching counts, the
+    module infos and the words its ports moved."""
+    from sim.runner import BUILD as SIM_BUILD, run_cocotb
     from sim.tb.pub_cases import ENERGY_DP_CASES, ENERGY_PUB_CASES
     block, module, _, _ = DESIGNS[design]
     cases = ENERGY_PUB_CASES if block == "pub" else ENERGY_DP_CASES
     if case not in cases:
         raise EnergyError(f"no energy case {case!r} for {design} (has {', '.join(cases)})")
-    tech = tech or load_tech()
     m = _model(block, arch, log)
     t = time.perf_counter()
     log(f"simulate: {design} gate level, case {case} (Verilator; the first build takes minutes)")
     test = f"energy_{case}"
     run_cocotb(name=m.name, sources=m.files, toplevel=block, test_module=module,
                testcase=[test], extra_env={"UBGEN_ARCH": arch}, build_args=["-CFLAGS", "-O0"])
-    from sim.runner import BUILD as SIM_BUILD
-    text = (SIM_BUILD / m.name / f"test_{test}.log").read_text()
-    counts = parse_counts(text)
+    counts = parse_counts((SIM_BUILD / m.name / f"test_{test}.log").read_text())
     if not counts["modules"]:
         raise EnergyError(f"{design}: the simulation printed no energy counts")
     c = cases[case]
     accesses = (sum(len(s) for s in c.inputs.values())
                 + sum(len(s) for s in c.expected.values()))
-    b = energy(counts, m.infos, tech, block_category)
-    return {"design": design, "case": case, "accesses": accesses, **b.as_dict(),
-            "ffs": sum(i.ffs for i in m.infos.values()),
+    return {"design": design, "case": case, "counts": counts, "infos": m.infos,
+            "accesses": accesses, "ffs": sum(i.ffs for i in m.infos.values()),
             "gates": sum(i.gates for i in m.infos.values()),
             "sim_seconds": round(time.perf_counter() - t, 1)}
 
 
-def design_energy(design: str, tech: Tech | None = None, zero: bool = False,
-                  log=print) -> dict:
-    """A design's Table 7.2 figures: its runs summed, pJ per port access, SRAM share."""
-    tech = tech or load_tech()
-    runs = [block_run(design, case + ("_zero" if zero else ""), tech, log=log)
-            for case in DESIGNS[design][2]]
+def _price(runs: list[dict], tech: Tech) -> dict:
     cats: dict[str, float] = {}
     for r in runs:
-        for k, v in r["categories_pj"].items():
+        b = energy(r["counts"], r["infos"], tech, block_category)
+        for k, v in b.categories.items():
             cats[k] = cats.get(k, 0.0) + v
     total = sum(cats.values())
     accesses = sum(r["accesses"] for r in runs)
-    return {"design": design, "label": DESIGNS[design][3], "runs": runs,
-            "categories_pj": {k: round(v, 2) for k, v in cats.items()},
+    logic = total - cats.get("SRAM", 0.0) - cats.get("clock", 0.0)
+    return {"categories_pj": {k: round(v, 2) for k, v in sorted(cats.items())},
             "total_pj": round(total, 2), "accesses": accesses,
             "pj_per_access": round(total / accesses, 4),
+            "dynamic_logic_pj": round(logic, 2),
             "sram_pct": round(100 * cats.get("SRAM", 0.0) / total, 1) if total else 0.0}
+
+
+def design_energy(design: str, tech: Tech | None = None, zero: bool = False, log=print,
+                  scales=(1.0,)) -> dict:
+    """A design's Table 7.2 figures: its runs summed, pJ per port access and SRAM share at
+    each SRAM-energy scale of ``scales`` (the same simulations re-priced); ``zero``: on the
+    all-zero image (the control)."""
+    tech = tech or load_tech()
+    runs = [block_counts(design, case + ("_zero" if zero else ""), log=log)
+            for case in DESIGNS[design][2]]
+    by_scale = {str(float(s)): _price(runs, tech.scaled(s)) for s in scales}
+    one = by_scale.get("1.0") or next(iter(by_scale.values()))
+    return {"design": design, "label": DESIGNS[design][3], "zero_image": zero,
+            "cases": [r["case"] for r in runs], "ffs": runs[0]["ffs"],
+            "gates": runs[0]["gates"], "sim_seconds": sum(r["sim_seconds"] for r in runs),
+            **one, "by_scale": by_scale}

@@ -168,7 +168,10 @@ class _Emitter:
         return "1'b1" if b == "1" else "1'b0"
 
     def vec(self, bits) -> str:
-        return "{" + ", ".join(self.bit(b) for b in reversed(bits)) + "}"
+        """A concatenation, MSB first, broken into lines (Verilator limits tokens per line)."""
+        items = [self.bit(b) for b in reversed(bits)]
+        return "{" + ",\n    ".join(", ".join(items[i:i + 64])
+                                     for i in range(0, len(items), 64)) + "}"
 
     def module(self, mod: str) -> str:
         m = self.mods[mod]

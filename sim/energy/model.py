@@ -17,12 +17,14 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ubgen.paths import CONSTRAINTS_DIR
+
 from .gates import EnergyError
 from .sram import SRAMModel
 
 __all__ = ["Tech", "load_tech", "energy", "Breakdown", "TECH_FILE"]
 
-TECH_FILE = Path(__file__).resolve().parents[2] / "ubgen" / "constraints" / "energy.toml"
+TECH_FILE = CONSTRAINTS_DIR / "energy.toml"
 
 
 @dataclass(frozen=True)
