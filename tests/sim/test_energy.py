@@ -44,7 +44,7 @@ def test_quiet_inputs_count_clock_cycles_and_no_data_toggles(tiny):
     assert _sum(c, "tdrv") == 0 and _sum(c, "tfan") == 0
     (sram,) = c["srams"].values()
     assert sram["reads"] == 0 and sram["writes"] == 0
-    assert sum(i.ffs for i in infos.values()) >= 16          # q and rd
+    assert sum(i.ffs for i in infos.values()) >= 8           # q (rd is the macro's port)
 
 
 def test_nothing_is_counted_outside_the_window(tiny):
