@@ -71,11 +71,19 @@ def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print) -
         bundle = make_bundle(r.netlist, r.arch, r.pnr, inputs, interp(r.program, inputs))
     compile_s = time.perf_counter() - t
     e = energy_record(bundle, r.arch, r.program, log=log)
-    used = {p for p in getattr(r.pnr, "placement", {}).values()} if hasattr(r.pnr, "placement") \
-        else set()
     return {"app": app, "arch": arch, "sizes": sizes, "zero_inputs": zero,
             "compile_seconds": round(compile_s, 1), "energy": e,
-            "used_tiles": sorted(map(str, used))}
+            "configured_tiles": configured_tiles(bundle, r.arch)}
+
+
+def configured_tiles(bundle: dict, arch) -> list[str]:
+    """``tile_r<r>_c<c>`` of every tile the bitstream writes a register of (the others keep
+    their reset configuration: no core operation, no route)."""
+    from ubgen.top.spec import TILE_ID_BITS, TILE_ID_SHIFT, TILE_REGION_BIT
+    cols = arch.array.columns
+    ids = {(a >> TILE_ID_SHIFT) & ((1 << TILE_ID_BITS) - 1) for a, _ in bundle["bitstream"]
+           if a >> TILE_REGION_BIT & 1}
+    return sorted(f"tile_r{i // cols}_c{i % cols}" for i in ids)
 
 
 def format_table(t: dict) -> str:
