@@ -287,6 +287,16 @@ def run_from_args(args) -> int:
         print("sim: error: --energy measures a run on the array (--level array)",
               file=sys.stderr)
         return 2
+    if args.energy:                  # the assumptions first: no RTL run before a bad one
+        from sim.energy.gates import EnergyError
+        from sim.energy.model import load_tech
+        try:
+            if not args.sram_scale > 0:
+                raise EnergyError(f"--sram-scale must be positive (got {args.sram_scale})")
+            load_tech()
+        except EnergyError as e:
+            print(f"sim: error: {_one_line(e)}", file=sys.stderr)
+            return 2
     if args.level == "array":
         return main_array(args)
     try:

@@ -154,3 +154,20 @@ def test_energy_needs_the_array_level(capsys):
     assert sim_main.main(["gaussian", "--level", "pub", "--energy"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("sim: error:") and "--energy" in err and "\n" not in err
+
+
+def test_bad_sram_scale_is_refused_before_any_run(capsys):
+    from sim import main as sim_main
+    assert sim_main.main(["gaussian", "--energy", "--sram-scale", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("sim: error:") and "--sram-scale" in err and "\n" not in err
+
+
+def test_energy_window_needs_the_run_and_done_nets():
+    from sim.energy.array import _window
+    nets = {"run": {"bits": [7]}, "done": {"bits": [9]}}
+    assert _window({"modules": {"t": {"netnames": nets}}}, "t") == "n7 & ~n9"
+    # negative control: a top without them (synthesis removed them) cannot be characterised
+    with pytest.raises(EnergyError) as e:
+        _window({"modules": {"t": {"netnames": {"run": {"bits": [7]}}}}}, "t")
+    assert "done" in str(e.value) and "\n" not in str(e.value)
