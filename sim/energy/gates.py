@@ -384,7 +384,9 @@ def emit_verilog(netlist: dict, top: str, out_dir: Path, *, files: dict[str, str
     written = []
     for fname, parts in texts.items():
         path = out_dir / fname
-        path.write_text("\n".join(parts))
+        text = "\n".join(parts)
+        if not path.exists() or path.read_text() != text:   # unchanged: Verilator's cache holds
+            path.write_text(text)
         written.append(path)
     written.sort(key=lambda p: p.name == files[top])
     return written, {em.names[m]: i for m, i in em.info.items()}
