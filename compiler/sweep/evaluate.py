@@ -292,6 +292,12 @@ def table_7_2(area: dict) -> list[str]:
 ENERGY_JSON = ROOT / "build" / "bench" / "energy.json"
 
 
+def _whole(t: dict, scale: str) -> float:
+    """PUB / DP+AG energy of the whole line buffer (totals, not per port access)."""
+    d = t["designs"]
+    return d["pub"]["by_scale"][scale]["total_pj"] / d["dp"]["by_scale"][scale]["total_pj"]
+
+
 def energy_sections(energy: dict | None) -> list[str]:
     """Thesis Table 7.2's energy columns and the per-application energy plots, from
     ``bench/energy.py``'s JSON (gate-level simulations, far too long for a sweep task; run it,
@@ -321,7 +327,9 @@ def energy_sections(energy: dict | None) -> list[str]:
               f"SRAM accesses counted and priced by a CACTI-style model with OpenRAM FreePDK45 "
               f"parameters (`ubgen/constraints/energy.toml`). PUB / DP+AG = {r['1.0']:.2f} "
               f"(thesis {THESIS_7_2_ENERGY['ratio']:.2f}); with every SRAM energy x0.5: "
-              f"{r['0.5']:.2f}, x1.5: {r['1.5']:.2f}.", ""]
+              f"{r['0.5']:.2f}, x1.5: {r['1.5']:.2f}. For the whole line buffer (the DP design's two "
+              f"buffers write every pixel twice): {_whole(t, '1.0'):.2f} (x0.5: "
+              f"{_whole(t, '0.5'):.2f}, x1.5: {_whole(t, '1.5'):.2f}).", ""]
     lines += _table(head, rows)
     apps = (energy or {}).get("apps") or {}
     lines += ["## Energy per application (thesis Figs. 7.3 and 7.10)", ""]
