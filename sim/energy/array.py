@@ -106,9 +106,9 @@ def gate_model(arch, log=print) -> dict:
             log(f"energy: Verilator build of the gate-level {arch.name} (cold; tens of minutes "
                 f"on a loaded machine, cached in {model_dir})")
             setup_verilator()
-            if model_dir.exists():
-                shutil.rmtree(model_dir)
-            model_dir.mkdir(parents=True)
+            # an interrupted build of the same key resumes: Verilator skips identical output,
+            # make keeps the compiled objects
+            model_dir.mkdir(parents=True, exist_ok=True)
             _verilate(model_dir, gl, top, arch.name, False, opt="-O1")
             seconds["verilator_build"] = time.perf_counter() - t
             stamp.write_text(json.dumps({"key": key, "seconds": round(seconds[
