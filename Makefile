@@ -20,7 +20,9 @@ help:
 	@echo "                        compile, place and route the app, run it on the generated"
 	@echo "                        cgra_top in Verilator over AXI-Lite, check it bit-exactly and"
 	@echo "                        its cycles (WAVES=1: FST waveform; docs/simulation.md); without"
-	@echo "                        ARCH, the smallest shipped array the app fits and routes on"
+	@echo "                        ARCH, the smallest shipped array the app fits and routes on;"
+	@echo "                        ENERGY=1: also its energy from gate-level switching"
+	@echo "                        (docs/energy.md)"
 	@echo "make test               the test suite (what CI runs)"
 	@echo "make regress [WORKERS=2] every app at its Table 7.1 size end to end on the RTL, one"
 	@echo "                        Dask point each (EVAL_ARGS=\"--scheduler tcp://H:P\" for a"
@@ -60,7 +62,7 @@ verilog: $(STAMP)
 # the app fits and routes on, docs/cli.md) unless ARCH is given on the command line.
 SIM_ARGS = $(APP) $(if $(filter command line,$(origin ARCH)),--arch $(ARCH)) \
            $(foreach s,$(SIZE),--size $(s)) $(if $(LEVEL),--level $(LEVEL)) \
-           $(if $(SEED),--seed $(SEED))
+           $(if $(SEED),--seed $(SEED)) $(if $(filter-out 0,$(ENERGY)),--energy)
 
 sim: $(STAMP)
 	$(UBC) sim $(SIM_ARGS)

@@ -325,9 +325,70 @@ def table_7_2(area: dict) -> list[str]:
     return (["## Thesis Table 7.2: memory area for a 3x3 convolution's buffer", "",
              "`bench/area.py`: logic measured (Yosys generic synthesis of the generated RTL, "
              "transistor count x an assumed um2 per transistor), SRAM macros modelled "
-             "(`ubgen/constraints/arch/pub.toml [area]`); energy is not modelled. " + note
+             "(`ubgen/constraints/arch/pub.toml [area]`); energy: the next section. " + note
              + ".", ""]
             + _table(head, rows))
+
+
+ENERGY_JSON = ROOT / "build" / "bench" / "energy.json"
+
+
+def _whole(t: dict, scale: str) -> float:
+    """PUB / DP+AG energy of the whole line buffer (totals, not per port access)."""
+    d = t["designs"]
+    return d["pub"]["by_scale"][scale]["total_pj"] / d["dp"]["by_scale"][scale]["total_pj"]
+
+
+def energy_sections(energy: dict | None) -> list[str]:
+    """Thesis Table 7.2's energy columns and the per-application energy plots, from
+    ``bench/energy.py``'s JSON (gate-level simulations, far too long for a sweep task; run it,
+    or ``make bench``, before ``make evaluate``)."""
+    from ..figures import THESIS_7_2_ENERGY
+    head = ["implementation", "pJ / access (ours)", "SRAM % (ours)", "pJ / access (thesis)",
+            "SRAM % (thesis)", "comment"]
+    lines = ["## Thesis Table 7.2: memory energy for a 3x3 convolution's buffer", ""]
+    t = (energy or {}).get("table_7_2")
+    if not t:
+        return lines + ["Not measured: run `bench/energy.py --table` (docs/energy.md).", ""]
+    ours = {d["label"]: d for d in t["designs"].values()}
+    rows = []
+    for row, ref in THESIS_7_2_ENERGY.items():
+        if row == "ratio":
+            continue
+        o = ours.get(row)
+        if o is None:
+            rows.append([row, "—", "—", ref[0], ref[1], "not built yet"])
+        else:
+            rows.append([row, f"{o['pj_per_access']:.2f}", f"{o['sram_pct']:.0f}", ref[0],
+                         ref[1], "45 nm (FreePDK45), not comparable in absolute terms"])
+    r = t["ratio_pub_over_dp"]
+    lines += [f"`bench/energy.py` (docs/energy.md): gate-level switching of the generated RTL "
+              f"mapped to CMOS gates, simulated on the line buffer (64x64 image, rows delayed "
+              f"by 64 and 128 cycles; the DP-SRAM + AG design is one buffer per delayed row), "
+              f"SRAM accesses counted and priced by a CACTI-style model with OpenRAM FreePDK45 "
+              f"parameters (`ubgen/constraints/energy.toml`). PUB / DP+AG = {r['1.0']:.2f} "
+              f"(thesis {THESIS_7_2_ENERGY['ratio']:.2f}); with every SRAM energy x0.5: "
+              f"{r['0.5']:.2f}, x1.5: {r['1.5']:.2f}. For the whole line buffer (the DP design's two "
+              f"buffers write every pixel twice): {_whole(t, '1.0'):.2f} (x0.5: "
+              f"{_whole(t, '0.5'):.2f}, x1.5: {_whole(t, '1.5'):.2f}).", ""]
+    lines += _table(head, rows)
+    apps = (energy or {}).get("apps") or {}
+    lines += ["## Energy per application (thesis Figs. 7.3 and 7.10)", ""]
+    if not apps:
+        return lines + ["Not measured: run `bench/energy.py --apps ...` (docs/energy.md).", ""]
+    lines += ["Gate-level runs of the whole accelerator through the `make sim` host testbench "
+              "(`make sim ENERGY=1`), counted from START to DONE (docs/energy.md).", "",
+              "![energy per output pixel](img/energy_per_pixel.png)", "",
+              "![energy per operation](img/energy_per_op.png)", ""]
+    cats = ["PE logic", "MEM logic", "SRAM", "interconnect", "GLB/IO", "clock"]
+    rows = []
+    for key, p in apps.items():
+        e = p["energy"]
+        rows.append([p["app"], p["arch"], e["pj_per_pixel"], e["pj_per_op"],
+                     *[round(e["categories_pj"].get(c, 0.0) / e["output_pixels"], 2)
+                       for c in cats], "pass" if e["passed"] else "FAIL"])
+    return lines + _table(["app", "arch", "pJ / pixel", "pJ / op",
+                           *[f"{c} pJ/px" for c in cats], "gate-level run"], rows)
 
 
 def table_7_3_7_4(res: dict) -> list[str]:
@@ -551,7 +612,9 @@ def render(res: dict, area: dict, img: Path, out: Path, seconds: float, workers:
              "known, why.", "",
              f"Last run: {len(res)} points + the area task on {workers}, "
              f"{seconds:.0f} s wall time (cached points are not recomputed).", ""]
-    lines += table_iv(res) + table_pnr(res) + table_vi_vii(res) + table_7_2(area) + table_7_3_7_4(res)
+    energy = json.loads(ENERGY_JSON.read_text()) if ENERGY_JSON.exists() else None
+    lines += table_iv(res) + table_pnr(res) + table_vi_vii(res) + table_7_2(area)
+    lines += energy_sections(energy) + table_7_3_7_4(res)
     lines += table_7_8(res) + figure_7_5(res, img, out.parent) + fpga_sections()
     return "\n".join(lines).rstrip() + "\n"
 

@@ -84,3 +84,19 @@ def test_fpga_only_rerenders_the_fpga_tables(tmp_path):
     doc.write_text("no markers\n")
     with pytest.raises(ValueError, match="FPGA-APP-TABLE"):
         ev.render_fpga_only(out, doc, data)
+
+
+def test_energy_sections_render_the_table_and_say_when_unmeasured():
+    from compiler.sweep.evaluate import energy_sections
+    text = "\n".join(energy_sections(None))
+    assert text.count("Not measured") == 1             # no table, so no app section either
+    def design(label, pj, total):
+        return {"label": label, "pj_per_access": pj, "sram_pct": 50.0,
+                "by_scale": {s: {"total_pj": total * f} for s, f in
+                             (("0.5", 0.5), ("1.0", 1.0), ("1.5", 1.5))}}
+    t = {"designs": {"pub": design("4 Wide SP SRAM +AGG +TB +AGs (PUB)", 2.0, 100.0),
+                     "dp": design("DP SRAM + AG", 4.0, 400.0)},
+         "ratio_pub_over_dp": {"0.5": 0.4, "1.0": 0.5, "1.5": 0.6}}
+    text = "\n".join(energy_sections({"table_7_2": t}))
+    assert "PUB / DP+AG = 0.50" in text and "whole line buffer" in text and ": 0.25 (" in text
+    assert "| DP SRAM + AG | 4.00 |" in text and "not built yet" in text   # buffet, DP + PEs
