@@ -23,20 +23,19 @@ waveform to ``build/sim/<app>-<arch>.fst``.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .bundle import validate_bundle
 from .progress import ProgressTail
-from .runner import BUILD, VERILATOR_ARGS, fst_build_args, hier_block_args, setup_verilator
+from .runner import (BUILD, VERILATOR_ARGS, fst_build_args, hier_block_args, locked,
+                     setup_verilator)
 from ubgen.paths import shown
 
 __all__ = ["run_bundle", "model_for", "generate_verilog", "ModelOptions", "E2E_BUILD",
@@ -65,17 +64,6 @@ def generate_verilog(arch) -> tuple[Path, str, float]:
     from ubgen.top import cached_verilog
     entry = cached_verilog(_arch(arch))
     return entry.dir, entry.content_digest(), entry.seconds
-
-
-@contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)
@@ -190,7 +178,7 @@ def model_for(arch, waves: bool = False, log=None, options: ModelOptions | None 
     top = top_module(arch)
     build_dir = E2E_BUILD / f"{arch.name}-{key[:16]}{'-waves' if waves else ''}"
     stamp = build_dir / "model.json"
-    with _locked(E2E_BUILD / f".{build_dir.name}.lock"):
+    with locked(E2E_BUILD / f".{build_dir.name}.lock"):
         cached = (stamp.exists() and (build_dir / top).exists()
                   and json.loads(stamp.read_text()).get("key") == key)
         seconds = 0.0

@@ -129,7 +129,8 @@ PUB_ARCH = "pub"                 # default arch of the PUB level
 
 
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
-              out_dir: Path | None = None, log=None, progress=True) -> dict:
+              out_dir: Path | None = None, log=None, progress=True, energy: bool = False,
+              sram_scale: float = 1.0) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
     :func:`record_path`). The golden comes first (``compiler.frontend.source.establish_golden``): when the
     interpreter and the app's reference (or real Halide) disagree, the record says
@@ -229,6 +230,15 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
         record["waves"] = res["waves"]
     outputs = res.get("outputs") or (golden.outputs if res["passed"] else {})
     record["images"] = write_images(out, front.inputs, outputs)
+    if energy and res["passed"]:
+        from sim.energy.report import energy_record
+        say("energy: the same bundle on the gate-level cgra_top (docs/energy.md)")
+        record["energy"] = e = energy_record(bundle, result.arch, result.program,
+                                             sram_scale, log=say)
+        if not e["passed"]:
+            record["passed"] = False
+            record["failures"] = record["failures"] + [
+                f"gate-level run: {f}" for f in e["failures"]]
     return _write_record(record, out)
 
 
@@ -303,6 +313,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="input generator seed (and the placer's seed)")
     ap.add_argument("--waves", action="store_true",
                     help="--level array: write an FST waveform (as WAVES=1)")
+    from sim.energy.report import HELP as ENERGY_HELP
+    ap.add_argument("--energy", action="store_true", help="--level array: " + ENERGY_HELP)
+    ap.add_argument("--sram-scale", type=float, default=1.0, metavar="X",
+                    help="--energy: multiply every SRAM macro's access energy by X (the "
+                         "sensitivity of docs/energy.md; default 1)")
 
 
 def main(argv=None) -> int:
@@ -316,6 +331,20 @@ def main(argv=None) -> int:
 
 
 def run_from_args(args) -> int:
+    if args.energy and args.level != "array":
+        print("sim: error: --energy measures a run on the array (--level array)",
+              file=sys.stderr)
+        return 2
+    if args.energy:                  # the assumptions first: no RTL run before a bad one
+        from sim.energy.gates import EnergyError
+        from sim.energy.model import load_tech
+        try:
+            if not args.sram_scale > 0:
+                raise EnergyError(f"--sram-scale must be positive (got {args.sram_scale})")
+            load_tech()
+        except EnergyError as e:
+            print(f"sim: error: {_one_line(e)}", file=sys.stderr)
+            return 2
     if args.level == "array":
         return main_array(args)
     try:
@@ -344,7 +373,8 @@ def main_array(args) -> int:
     from sim.array_run import RunError
     try:
         sizes = parse_sizes(args.size)
-        rec = run_array(args.app, args.arch, sizes, args.seed, True if args.waves else None)
+        rec = run_array(args.app, args.arch, sizes, args.seed, True if args.waves else None,
+                        energy=args.energy, sram_scale=args.sram_scale)
     except RunError as e:
         print(f"sim: error: {_one_line(e)}", file=sys.stderr)
         return 1
@@ -365,6 +395,14 @@ def main_array(args) -> int:
           f"{rec['mems']} MEMs, {rec['ios']} IOs; compile {rec['compile_seconds']:.1f} s, "
           f"pnr {rec['pnr_seconds']:.1f} s, Verilator build {rec['verilator_build_seconds']:.0f} s, "
           f"sim {rec['sim_seconds']:.1f} s -> {rec['json']}")
+    if rec.get("energy"):
+        e = rec["energy"]
+        cats = ", ".join(f"{k} {v / e['output_pixels']:.2f}" for k, v in
+                         e["categories_pj"].items())
+        print(f"energy: {e['total_pj'] / 1e3:.1f} nJ in {e['window_cycles']} cycles, "
+              f"{e['pj_per_pixel']} pJ per output pixel ({cats}), {e['pj_per_op']} pJ per "
+              f"operation ({e['technology']}); the gate-level run took "
+              f"{e['energy_seconds']:.0f} s")
     for why in rec["failures"]:
         print(f"sim: FAIL: {why}", file=sys.stderr)
     return 0 if rec["passed"] else 1
