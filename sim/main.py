@@ -138,8 +138,7 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     Raises the compiler's and place and route's one-line errors (``ValueError``/``KeyError``
     subclasses) before anything is written. ``progress``: where the simulation's live progress
     goes (True: standard output; a stream; None: nowhere)."""
-    from compiler.pipeline import (compile_app, compile_fitting, compile_on_smallest,
-                                   shipped_arrays)
+    from compiler.pipeline import compile_app, shipped_arrays
     from compiler.frontend.source import GoldenMismatch, effective_sizes
     from sim.array_run import model_for, run_bundle
 
@@ -160,40 +159,11 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
         return _write_record(record, record_path(out_dir or BUILD_SIM, base["app"],
                                                  base["arch"], front.source))
     say(f"golden: {golden.describe()}")
-    t = time.perf_counter()
-    if arch_name is None:
-        result, choice = compile_on_smallest(app, sizes, until="pnr", seed=seed, tile=True,
-                                             log=say)
-        say(choice.describe(result.app))
-    else:
-        result = compile_fitting(app, arch_name, sizes, until="netlist", seed=seed, log=say)
+    result, compile_seconds = _compile(app, arch_name, sizes, seed, say)
     result.inputs, result.golden = front.inputs, golden
     base["arch"] = result.arch.name
     out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"], result.source)
-    rep = result.report
-    compile_seconds = time.perf_counter() - t
-    say(f"compile: {rep['app']} on {rep['arch']}: {rep['pes']} PEs, {rep['mems']} MEMs, "
-        f"{rep['ios']} IOs, {rep['registers']} register stages, {rep['cycles_predicted']} "
-        f"cycles predicted ({compile_seconds:.1f} s)")
-    if result.tiling is not None:
-        say(f"tiled: {result.runs} runs of an output tile {list(result.tiling.shape)} "
-            f"({result.tiling.host_words()} host words per run), "
-            f"{rep['cycles_predicted']} cycles per run, {rep['cycles_total']} in all")
-    t = time.perf_counter()
-    pnr = result.run("pnr").pnr
-    pnr_seconds = time.perf_counter() - t
-    say(f"place: {pnr.place_seconds:.1f} s")
-    say(f"route: {pnr.route_seconds:.1f} s (place and route {pnr_seconds:.1f} s); "
-        f"bitstream check {pnr.check.summary()}")
-    bundle = result.run("bundle").bundle
-    if result.tiling is not None:
-        say(f"bundle: {len(bundle['bitstream'])} configuration words, per run "
-            f"{sum(map(len, bundle['input_map'].values()))} input and "
-            f"{sum(map(len, bundle['output_map'].values()))} output GLB words")
-    else:
-        say(f"bundle: {len(bundle['bitstream'])} configuration words, "
-            f"{len(bundle['glb_inputs'])} input and {len(bundle['glb_outputs'])} output GLB "
-            f"words")
+    pnr, bundle, pnr_seconds = _place_and_bundle(result, say)
     model = model_for(result.arch, _waves(waves), say)
     if model["cached"]:
         say("Verilator build: 0 s (model cached)")
@@ -204,6 +174,62 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model,
                      arrays=arrays,
                      progress=sys.stdout if progress is True else progress or None)
+    record = _array_record(base, result, bundle, pnr, res, model,
+                           compile_seconds=compile_seconds, pnr_seconds=pnr_seconds)
+    outputs = res.get("outputs") or (golden.outputs if res["passed"] else {})
+    record["images"] = write_images(out, front.inputs, outputs)
+    if energy and res["passed"]:
+        _add_energy(record, bundle, result, sram_scale, say)
+    return _write_record(record, out)
+
+
+def _compile(app: str, arch_name: str | None, sizes: dict, seed: int, say):
+    """The app compiled through its netlist (and placed and routed when no arch is named: the
+    smallest shipped array it fits and routes on), tiled when it does not fit one run."""
+    from compiler.pipeline import compile_fitting, compile_on_smallest
+    t = time.perf_counter()
+    if arch_name is None:
+        result, choice = compile_on_smallest(app, sizes, until="pnr", seed=seed, tile=True,
+                                             log=say)
+        say(choice.describe(result.app))
+    else:
+        result = compile_fitting(app, arch_name, sizes, until="netlist", seed=seed, log=say)
+    rep = result.report
+    seconds = time.perf_counter() - t
+    say(f"compile: {rep['app']} on {rep['arch']}: {rep['pes']} PEs, {rep['mems']} MEMs, "
+        f"{rep['ios']} IOs, {rep['registers']} register stages, {rep['cycles_predicted']} "
+        f"cycles predicted ({seconds:.1f} s)")
+    if result.tiling is not None:
+        say(f"tiled: {result.runs} runs of an output tile {list(result.tiling.shape)} "
+            f"({result.tiling.host_words()} host words per run), "
+            f"{rep['cycles_predicted']} cycles per run, {rep['cycles_total']} in all")
+    return result, seconds
+
+
+def _place_and_bundle(result, say):
+    """Place and route ``result`` and make its bundle; returns ``(pnr, bundle, seconds)``."""
+    t = time.perf_counter()
+    pnr = result.run("pnr").pnr
+    seconds = time.perf_counter() - t
+    say(f"place: {pnr.place_seconds:.1f} s")
+    say(f"route: {pnr.route_seconds:.1f} s (place and route {seconds:.1f} s); "
+        f"bitstream check {pnr.check.summary()}")
+    bundle = result.run("bundle").bundle
+    if result.tiling is not None:
+        say(f"bundle: {len(bundle['bitstream'])} configuration words, per run "
+            f"{sum(map(len, bundle['input_map'].values()))} input and "
+            f"{sum(map(len, bundle['output_map'].values()))} output GLB words")
+    else:
+        say(f"bundle: {len(bundle['bitstream'])} configuration words, "
+            f"{len(bundle['glb_inputs'])} input and {len(bundle['glb_outputs'])} output GLB "
+            f"words")
+    return pnr, bundle, seconds
+
+
+def _array_record(base: dict, result, bundle: dict, pnr, res: dict, model: dict, *,
+                  compile_seconds: float, pnr_seconds: float) -> dict:
+    """The JSON record of an array-level run (``res``: :func:`sim.array_run.run_bundle`'s)."""
+    golden, rep = result.golden, result.report
     record = dict(base, golden=golden.kind, golden_checked=list(golden.checked),
                   pes=rep["pes"], mems=rep["mems"], ios=rep["ios"],
                   registers=rep["registers"], bitstream_words=len(bundle["bitstream"]),
@@ -228,18 +254,19 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
                       runs_measured=[t["last_write"] for t in res.get("tiles", [])])
     if res.get("waves"):
         record["waves"] = res["waves"]
-    outputs = res.get("outputs") or (golden.outputs if res["passed"] else {})
-    record["images"] = write_images(out, front.inputs, outputs)
-    if energy and res["passed"]:
-        from sim.energy.report import energy_record
-        say("energy: the same bundle on the gate-level cgra_top (docs/energy.md)")
-        record["energy"] = e = energy_record(bundle, result.arch, result.program,
-                                             sram_scale, log=say)
-        if not e["passed"]:
-            record["passed"] = False
-            record["failures"] = record["failures"] + [
-                f"gate-level run: {f}" for f in e["failures"]]
-    return _write_record(record, out)
+    return record
+
+
+def _add_energy(record: dict, bundle: dict, result, sram_scale: float, say) -> None:
+    """The same bundle once more on the gate-level ``cgra_top``: its energy into ``record``
+    (docs/energy.md); a failed gate-level run fails the record."""
+    from sim.energy.report import energy_record
+    say("energy: the same bundle on the gate-level cgra_top (docs/energy.md)")
+    record["energy"] = e = energy_record(bundle, result.arch, result.program, sram_scale,
+                                         log=say)
+    if not e["passed"]:
+        record["passed"] = False
+        record["failures"] = record["failures"] + [f"gate-level run: {f}" for f in e["failures"]]
 
 
 def write_images(record: Path, inputs: dict, outputs: dict) -> list[str]:

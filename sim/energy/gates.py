@@ -196,6 +196,26 @@ class _Emitter:
             use(d["bits"])
             if d["direction"] == "input":
                 inputs.update(b for b in d["bits"] if isinstance(b, int))
+        body = self.cell_lines(mod, m, info, use, fanout, driven, clocks, lines)
+        ports, port_list = self.port_lines(mod, m, pn, body)
+        wires = [f"  wire n{b};" for b in sorted(decl)]
+        # the energy counters
+        hops = set()
+        for p in self.hop_ports.get(mod, ()):
+            hops.update(b for b in m["ports"][p]["bits"] if isinstance(b, int))
+        counted = sorted(b for b in decl if b not in clocks
+                         and (fanout.get(b) or b in driven or b in hops))
+        info.counted_nets = len(counted)
+        body += self.counters(mod, counted, fanout, driven, hops)
+        self.info[mod] = info
+        head = f"module {self.names[mod]} (" + ", ".join(port_list) + ");"
+        return "\n".join([head, *ports, *wires, *lines, *body, "endmodule", ""])
+
+    def cell_lines(self, mod: str, m: dict, info, use, fanout, driven, clocks,
+                   lines: list[str]) -> list[str]:
+        """The Verilog of ``mod``'s cells (gates, flip-flops, SRAM macros, submodule
+        instances), noting fan-out, driven nets and clocks; flip-flop declarations go to
+        ``lines``."""
         body: list[str] = []
         for cname, c in m["cells"].items():
             t, conn = c["type"], c["connections"]
@@ -241,7 +261,11 @@ class _Emitter:
                 conns += [".energy_clk(energy_clk)", ".energy_en(energy_en)"]
                 body.append(f"  {self.names[t]} {_ident('i_' + cname)} (" + ", ".join(conns)
                             + ");")
-        # connect ports and internal bits
+        return body
+
+    def port_lines(self, mod: str, m: dict, pn: dict, body: list[str]) -> tuple[list[str], list]:
+        """The port declarations of ``mod`` (the energy window's clock and enable included) and
+        its port list; the assignments between ports and internal nets go to ``body``."""
         ports = []
         assigned: set[int] = set()
         for p, d in m["ports"].items():
@@ -264,18 +288,7 @@ class _Emitter:
             ports.append("  input energy_clk;")
             ports.append("  input energy_en;")
             port_list = list(pn.values()) + ["energy_clk", "energy_en"]
-        wires = [f"  wire n{b};" for b in sorted(decl)]
-        # the energy counters
-        hops = set()
-        for p in self.hop_ports.get(mod, ()):
-            hops.update(b for b in m["ports"][p]["bits"] if isinstance(b, int))
-        counted = sorted(b for b in decl if b not in clocks
-                         and (fanout.get(b) or b in driven or b in hops))
-        info.counted_nets = len(counted)
-        body += self.counters(mod, counted, fanout, driven, hops)
-        self.info[mod] = info
-        head = f"module {self.names[mod]} (" + ", ".join(port_list) + ");"
-        return "\n".join([head, *ports, *wires, *lines, *body, "endmodule", ""])
+        return ports, port_list
 
     def counters(self, mod, counted, fanout, driven, hops) -> list[str]:
         out = ["  reg [47:0] e_tdrv = 0, e_tfan = 0, e_thop = 0, e_cyc = 0;"]
