@@ -22,7 +22,7 @@ returns the old word).
 """
 from __future__ import annotations
 
-from ..arch import Arch, DPBufParams
+from ..params import Arch, DPBufParams
 from ..controller import ControllerConfig, ControllerLayout, EncodeError, encode_controller
 from ..regmap import RegisterMap
 
