@@ -133,8 +133,7 @@ class AppDesign(wiring.Component):
         for reg, value in regs.items():
             fields[reg] = Const(int(value), max(1, int(value).bit_length()))
         ctl.connect_registers(m, fields)
-        m.d.comb += [ctl.restart.eq(self._counter.restart), ctl.tick.eq(self._counter.tick),
-                     ctl.cycle.eq(self._counter.count)]
+        m.d.comb += [ctl.restart.eq(self._counter.restart), ctl.tick.eq(self._counter.tick)]
         return ctl
 
     def _port(self, node: str, port: str, width: int, drive: bool = True) -> Signal:
