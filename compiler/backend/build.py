@@ -54,23 +54,7 @@ from ..mapping.registers import pack_register_files, rf_tile_registers
 from .dp_build import add_dp_block
 from .kernel_map import KernelGraph, KNode, Operand, map_kernel
 from .netlist import GLBLayout, Netlist, NetlistError
-
-
-@dataclass(frozen=True)
-class Source:
-    """The value of stream cycle ``t`` is on ``node.port`` at cycle ``t + offset``
-    (``offset`` None: a constant, the same at every cycle)."""
-    node: str
-    port: str
-    offset: int | None
-    width: int = WORD_WIDTH
-
-
-@dataclass(frozen=True)
-class Alias:
-    """A stream whose source is ``stream``'s with the offset moved by ``shift``."""
-    stream: tuple[str, str]
-    shift: int
+from .sources import Alias, Source
 
 
 @dataclass

@@ -21,14 +21,14 @@ from ubgen.arch import WORD_WIDTH
 from ..ir.ubimpl import DPBlock
 from .netlist import NetlistError
 from .pe_controllers import PEControllerError, synthesize
+from .sources import Source
 
 __all__ = ["add_dp_block", "dp_pe_controllers"]
 
 
 def add_dp_block(builder, B: str, block: DPBlock, base: str) -> None:
-    """Add ``block`` of buffer ``B`` to ``builder`` (:class:`.build._Builder`): its nodes, its
+    """Add ``block`` of buffer ``B`` to ``builder`` (:class:`.build.NetlistBuilder`): its nodes, its
     input demand and its output stream's source (module docstring)."""
-    from .build import Source
     kind = builder.arch.mem.kind
     if kind == "dp":
         tiles = []

@@ -32,8 +32,9 @@ from ubgen.mem.spec import RF_ENABLE
 from ubgen.pe.ops import PEOp, pe_reference, step_reset
 
 from ..ir.program import Program
+from ..mapping.decode import decode_arrays
 from ..mapping.dp_model import DPRAM, DPTile
-from ..mapping.pub_model import PUBTile, RegisterFileTile, decode_arrays
+from ..mapping.pub_model import PUBTile, RegisterFileTile
 from .glb import input_words, output_places
 from .netlist import GLBLayout, Netlist, NetlistError
 

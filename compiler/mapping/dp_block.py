@@ -4,7 +4,7 @@ DP-SRAM + PEs): ``build_dp(bank, dp, buffer) -> DPBlock``.
 A dual-port SRAM has one write and one read port of one word each, so buffer mapping banks
 and merges for one writer and one reader per memory (``map_buffer`` with ``[mem] kind`` ``dp``
 or ``dp-pe``) and no vectorization is needed (§6.3: only the wide-fetch PUB invokes the
-vectorization pass). The block is linearized like a PUB's (:func:`.map_buffer.block_layout`
+vectorization pass). The block is linearized like a PUB's (:func:`.block_layout.block_layout`
 with a one-word fetch: row-major, circular capacity the next power of two of the live span,
 chained by capacity), then its two streams become the ``wr`` and ``rd`` controllers of
 ``ubgen.mem.dp_spec``:
@@ -28,6 +28,7 @@ from ubgen.controller import AffineMap, ControllerConfig
 
 from ..ir.ubimpl import DPBlock, RegisterWidthError
 from ..ir.ubuf import UnifiedBuffer
+from .block_layout import layout_candidates
 from .common import MappingError
 from .vectorize import WordStream, enumerate_affine
 
@@ -37,7 +38,7 @@ DP_READ_LATENCY = 1
 
 
 def _layout_params(dp: DPBufParams) -> PUBParams:
-    """The DP SRAM as :func:`.map_buffer.block_layout` reads a memory: one-word fetch,
+    """The DP SRAM as :func:`.block_layout.block_layout` reads a memory: one-word fetch,
     ``sram_depth`` words per tile, ``chain_bits`` tile bits."""
     return replace(PUBParams(), fetch_width=1, sram_depth=dp.sram_depth,
                    chain_bits=dp.chain_bits, input_ports=1, output_ports=1)
@@ -90,7 +91,6 @@ def build_dp(bank: UnifiedBuffer, dp: DPBufParams, buffer: str) -> DPBlock:
     """Linearize, chain and configure one memory block on a dual-port SRAM (module docstring).
     Raises a one-line :class:`MappingError` naming the buffer for a block the dual-port SRAM
     cannot hold: more than one writer or reader, or a read its write does not reach in time."""
-    from .map_buffer import layout_candidates
     for ports, what in ((bank.inputs, "writers"), (bank.outputs, "readers")):
         if len(ports) != 1:
             raise MappingError(f"buffer {buffer}: memory {bank.name} has {len(ports)} {what} "

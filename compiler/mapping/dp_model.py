@@ -2,7 +2,7 @@
 only by register values like the PUB's (:mod:`compiler.mapping.pub_model`).
 
 :class:`DPTile` replays a DP-SRAM + AG tile from its ``wr``/``rd`` registers
-(:func:`compiler.mapping.pub_model.decode_arrays`, the hardware's recurrence): a ``wr`` fire at cycle c
+(:func:`compiler.mapping.decode.decode_arrays`, the hardware's recurrence): a ``wr`` fire at cycle c
 stores ``data_in`` of c at the end of c; an ``rd`` fire at c presents the word on ``data_out``
 with ``valid_out`` in c+1, seeing the writes of cycles up to c-1. Chained tiles
 (``chain_en``) access the SRAM only for addresses whose bits above ``sram_addr_width`` equal
@@ -17,7 +17,7 @@ from collections import defaultdict
 from ubgen.arch import DPBufParams
 from ubgen.mem.dp_spec import dpbuf_layouts
 
-from .pub_model import PUBRun, decode_arrays
+from .decode import PUBRun, decode_arrays
 
 __all__ = ["DPTile", "DPRAM", "simulate_dp"]
 
@@ -92,7 +92,7 @@ def simulate_dp(tile_regs: list[dict[str, int]], params: DPBufParams,
                 data_in: dict[int, int]) -> PUBRun:
     """Run a DP block (or chain: tile ``t``'s ``chain_in`` is tile ``t-1``'s output) over the
     ``data_in`` stream (cycle -> value). Returns the output stream (cycle -> value) as a
-    one-port :class:`compiler.mapping.pub_model.PUBRun` (no conflicts: two ports)."""
+    one-port :class:`compiler.mapping.decode.PUBRun` (no conflicts: two ports)."""
     chain: dict[int, int | None] = {}
     for regs in tile_regs:
         tile = DPTile(regs, params)

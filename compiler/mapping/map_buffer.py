@@ -10,7 +10,7 @@
    (:mod:`.merge`) with the delay memories, up to the PUB's port counts; when a port still
    spans several banks, it is split by writer and rebuilt by a bank select
    (:mod:`.bank_select`, the fallback after duplication);
-4. per memory block: linearization with circular-buffer modulo (:mod:`.linearize`; an outer
+4. per memory block: linearization with circular-buffer modulo (:mod:`.block_layout`; an outer
    tile loop that rewrites the same addresses is an extra address dimension), chaining by
    capacity (:mod:`.chaining`), vectorization and AGG/SRAM/TB scheduling (:mod:`.vectorize`);
 5. the memory level (:mod:`.hierarchy`); a bank of at most ``threshold`` words becomes a
@@ -23,10 +23,6 @@ banking and merging, no register files, and :func:`.dp_block.build_dp` instead o
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
-import numpy as np
-
 from ubgen.arch import Arch, PUBParams, load_arch
 from ubgen.controller import AffineMap, ControllerConfig
 
@@ -34,130 +30,30 @@ from ..ir.ubimpl import PUBBlock, ShiftRegister, UBImpl
 from ..ir.ubuf import UnifiedBuffer
 from .bank_select import SpansBanks, split_by_writer
 from .banking import bank_buffer, choose_banking
-from .chaining import Chain, chain_tiles
-from .common import Affine, MappingError, Stream, port_stream, shifted_port
+from .block_layout import layout_candidates
+from .common import MappingError, shifted_port
 from .dependence import constant_distances
 from .diagnose import order_hint
 from .hierarchy import host_level, select_level
 from .lane_banking import bank_lanes, choose_lane_banking
-from .linearize import (box_layout, linear, live_span, next_pow2, reduce_offsets,
-                        row_dimension, stream_layout, tile_dims, versions_match,
-                        with_tile_dims)
+from .dp_block import build_dp
+from .linearize import stream_layout
 from .merge import merge_banks
 from .port_sharing import share_output_ports
 from .registers import register_file
 from .shift_register import DEFAULT_THRESHOLD, delay_tree
-from .vectorize import WordStream, enumerate_affine, pub_configs
+from .vectorize import WordStream, pub_configs
 
 
 def _arch(arch: Arch | str) -> Arch:
     return arch if isinstance(arch, Arch) else load_arch(arch)
 
 
-def _max(a: Affine, extents) -> int:
-    return a.start + sum(max(0, s) * (e - 1) for s, e in zip(a.strides, extents))
-
-
-def _layout(streams: list[Stream], fw: int, ins: list[Stream] | None = None
-            ) -> tuple[list[int], tuple[int, ...]]:
-    """Lowest address and row-major offset vector (§5.6) over the address box of ``streams``,
-    rows padded to the fetch width; the dimension the writers ``ins`` fill row by row is the
-    innermost (:func:`.linearize.row_dimension`)."""
-    return box_layout(streams, pad=fw, row=row_dimension(ins) if ins else None)[:2]
-
-
-def _tile_versioned(ins: list[Stream], outs: list[Stream], fw: int
-                    ) -> tuple[list[Stream], list[Stream]]:
-    """The streams with their outer tile loops as extra address dimensions (:func:`.linearize
-    .tile_dims`), when that versioning is exactly what every read sees; else unchanged."""
-    streams = ins + outs
-    k = tile_dims([s.extents for s in streams], [s.addr for s in streams])
-    if not k or not ins or not outs:
-        return ins, outs
-    aug = [replace(s, addr=with_tile_dims(s.extents, s.addr, k)) for s in streams]
-
-    def ids(group: list[Stream]):
-        lows, offs = _layout(group, fw, group[:len(ins)])
-        return [enumerate_affine(s.extents, linear(s.addr, offs, lows)) for s in group]
-    plain, vers = ids(streams), ids(aug)
-    times = [enumerate_affine(s.extents, s.time) for s in streams]
-    n = len(ins)
-    cat = np.concatenate
-    if not versions_match(cat(times[:n]), cat(plain[:n]), cat(vers[:n]),
-                          cat(times[n:]), cat(plain[n:]), cat(vers[n:])):
-        return ins, outs
-    return aug[:n], aug[n:]
-
-
-@dataclass
-class BlockLayout:
-    """One candidate linear layout of a memory block (§5.6): the word streams (inputs first),
-    the chain of tiles that holds them and the circular capacity (``None``: not circular)."""
-    words: list[WordStream]
-    n_in: int
-    chain: Chain
-    circ: int | None
-    max_addr: int
-
-
-def block_layout(ins: list[Stream], outs: list[Stream], pub: PUBParams, buffer: str
-                 ) -> BlockLayout:
-    """Linearize ``ins + outs`` (writers' row innermost, rows padded to the fetch width),
-    reduce the offsets modulo the live capacity when the writes advance (circular buffer), and
-    chain tiles by the address range."""
-    fw = pub.fetch_width
-    streams = ins + outs
-    lows, offsets = _layout(streams, fw, ins)
-    full = offsets
-
-    def lin(s: Stream, offs) -> Affine:
-        return linear(s.addr, offs, lows)
-    wt = np.concatenate([enumerate_affine(s.extents, s.time) for s in ins])
-    wa = np.concatenate([enumerate_affine(s.extents, lin(s, offsets)) for s in ins])
-    rt = np.concatenate([enumerate_affine(s.extents, s.time) for s in outs])
-    ra = np.concatenate([enumerate_affine(s.extents, lin(s, offsets)) for s in outs])
-    span = live_span(wt, wa, rt, ra)
-    capacity = pub.sram_depth * fw
-    circ = next_pow2(max(span, 2 * fw)) if span is not None else None
-    if circ is not None and circ < (1 << (pub.sram_addr_width + pub.chain_bits)) * fw:
-        offsets = reduce_offsets(offsets, circ)
-    else:
-        circ = None
-    words = [WordStream(s.name, s.extents, s.time, lin(s, offsets), lin(s, full))
-             for s in streams]
-    max_addr = max(_max(w.addr, w.extents) for w in words)
-    if circ is not None and circ <= capacity:
-        # unchained, the SRAM uses the low address bits only: its wrap at the capacity (a
-        # multiple of circ) completes the modulo of the reduced offsets (§5.6)
-        chain = chain_tiles(0, capacity, pub.chain_bits, buffer)
-        max_addr = min(max_addr, circ - 1)
-    else:
-        chain = chain_tiles(max_addr, capacity, pub.chain_bits, buffer)
-    return BlockLayout(words, len(ins), chain, circ, max_addr)
-
-
-def layout_candidates(bank: UnifiedBuffer, pub: PUBParams, buffer: str
-                      ) -> tuple[list[BlockLayout], list[MappingError]]:
-    """The linear layouts of a memory block to try, fewest chained tiles first (the
-    tile-versioned one on a tie, :func:`build_pub`), and the errors of those that failed."""
-    ins = [port_stream(p) for p in bank.inputs]
-    outs = [port_stream(p) for p in bank.outputs]
-    vins, vouts = _tile_versioned(ins, outs, pub.fetch_width)
-    cands, errors = [], []
-    for i, o in ([(vins, vouts)] if vins is not ins else []) + [(ins, outs)]:
-        try:
-            cands.append(block_layout(i, o, pub, buffer))
-        except MappingError as e:
-            errors.append(e)
-    cands.sort(key=lambda c: c.chain.tiles)            # stable: the versioned layout on a tie
-    return cands, errors
-
-
 def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
     """Linearize, chain and vectorize one memory block (one PUB or one chain of PUBs).
 
     A tile loop that rewrites the same addresses can be an extra address dimension
-    (:func:`_tile_versioned`), which lets the writes advance and the block be circular
+    (:func:`.block_layout._tile_versioned`), which lets the writes advance and the block be circular
     (brighten_blur's 16 tiles in one line buffer); when it needs more chained tiles than the
     plain layout (resnet 16/16's ``in_mem``: the versions double a block that is live as a
     whole), the plain layout is used. Each layout is valid on its own: the value flow is the
@@ -332,7 +228,6 @@ def _map_blocks(ub: UnifiedBuffer, blocks, copies: set[str], arch: Arch, thresho
     """Every merged memory block into ``impl``: a register file when small enough (§5.4, PUB
     tiles only), else a PUB (linearization, chaining, vectorization) or a dual-port SRAM
     (:func:`.dp_block.build_dp`)."""
-    from .dp_block import build_dp
     pub, kind = arch.pub, arch.mem.kind
     n_in = memory_ports(arch)[0]
     for b in blocks:
