@@ -38,6 +38,22 @@ def test_evaluation_document(monkeypatch, tmp_path):
     assert "bench/area.py failed: yosys not run in this test" in text
     assert (img / "fig7_5_gaussian.png").read_bytes()[:4] == b"\x89PNG"
     assert "](img/fig7_5_gaussian.png)" in text
+    # --render-only: the same document again from the recorded points, without a sweep
+    assert ev.results_path(out) == tmp_path / "evaluation.results.json"
+    out.write_text("stale")
+    monkeypatch.setattr(ev, "run_tasks", _no_sweep)
+    assert ev.main(["--render-only", "--out", str(out), "--img", str(img)]) == 0
+    assert out.read_text() == text
+
+
+def _no_sweep(*args, **kwargs):
+    raise AssertionError("--render-only ran a sweep")
+
+
+def test_render_only_without_a_recorded_run_is_refused(tmp_path, capsys):
+    out = tmp_path / "evaluation.md"
+    assert ev.main(["--render-only", "--out", str(out), "--img", str(tmp_path)]) == 2
+    assert "no recorded run at" in capsys.readouterr().err and not out.exists()
 
 
 def _small_plan():
