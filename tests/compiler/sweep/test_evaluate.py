@@ -116,3 +116,11 @@ def test_energy_sections_render_the_table_and_say_when_unmeasured():
     text = "\n".join(energy_sections({"table_7_2": t}))
     assert "PUB / DP+AG = 0.50" in text and "whole line buffer" in text and ": 0.25 (" in text
     assert "| DP SRAM + AG | 4.00 |" in text and "not built yet" in text   # buffet, DP + PEs
+
+
+def test_table_v_comment_compares_harris_with_the_paper():
+    r = {"pes": 156, "mems": 10, "cycles": 2080}
+    assert ev._table_v(r, (194, 10, 2154), False) == "PEs -20%; MEMs same; cycles -3.4%"
+    assert ev._table_v(r, (194, 10, 2154), True).endswith(ev.REASONS[("7.5", "harris")])
+    # the reason is only given where the PEs differ
+    assert ev.REASONS[("7.5", "harris")] not in ev._table_v(r, (156, 10, 2080), True)
