@@ -55,7 +55,8 @@ def plot_breakdown(records: list[dict], path: Path, per: str = "pixel") -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(records) + 2), 3.6))
-    labels = [f"{r['app']}\n{r['arch']}" for r in records]
+    labels = [f"{r['app']}" + "".join(f" {k}={v}" for k, v in (r.get("sizes") or {}).items())
+              + f"\n{r['arch']}" for r in records]
     bottom = [0.0] * len(records)
     for cat in CATEGORIES:
         vals = []
