@@ -389,8 +389,11 @@ def energy_sections(energy: dict | None) -> list[str]:
                      e["pj_per_pixel"], e["pj_per_op"],
                      *[round(e["categories_pj"].get(c, 0.0) / e["output_pixels"], 2)
                        for c in cats], "pass" if e["passed"] else "FAIL"])
+    notes = [f"* {p['app']} on {p['arch']}: {p['energy']['note']}" for p in apps.values()
+             if p["energy"].get("note")]
     return lines + _table(["app", "arch", "pJ / pixel", "pJ / op",
-                           *[f"{c} pJ/px" for c in cats], "gate-level run"], rows)
+                           *[f"{c} pJ/px" for c in cats], "gate-level run"], rows) + \
+        ([""] + notes + [""] if notes else [])
 
 
 def table_7_3_7_4(res: dict) -> list[str]:

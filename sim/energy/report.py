@@ -15,8 +15,8 @@ __all__ = ["operations", "energy_record", "plot_breakdown", "HELP"]
 
 HELP = ("also measure the run's energy: the arch's cgra_top mapped to gates (Yosys) and run "
         "through the same host testbench with its switching counted (docs/energy.md). The "
-        "first run on an arch characterises it: Yosys synthesis (~10 min for cgra_4x4) and a "
-        "Verilator build of the gate-level model (30-60 min on a loaded 2-core machine), both "
+        "first run on an arch characterises it: Yosys synthesis (2-6 min for cgra_4x4) and a "
+        "Verilator build of the gate-level model (about an hour on a loaded 2-core machine), both "
         "cached; later runs add one gate-level simulation")
 
 
