@@ -2,8 +2,8 @@
 their sensitivity to the SRAM energies, the negative controls and the per-application energy
 (the analogue of thesis Figs. 7.3 and 7.10).
 
-    .venv/bin/python bench/energy.py [--table] [--apps laplacian@cgra_4x4 gpyr@cgra_4x4:levels=2 ...]
-                                     [--controls]
+    .venv/bin/python bench/energy.py [--table] [--controls]
+                                     [--apps laplacian@cgra_4x4 gpyr@cgra_4x4:levels=2 ...]
                                      [--out build/bench/energy.json] [--img docs/img]
 
 What is MEASURED: the toggles of every net of the generated RTL mapped by Yosys to CMOS gates
