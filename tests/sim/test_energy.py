@@ -19,18 +19,25 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """The tiny design mapped to gates, instrumented, built with its testbench."""
-    from sim.runner import build_model
     work = tmp_path_factory.mktemp("tiny")
     netlist = synthesize([DATA / "energy_tiny.v"], "tiny", work / "synth")
-    files, infos = emit_verilog(netlist, "tiny", work / "gl")
-    m = build_model(name="energy_tiny", sources=[*files, DATA / "energy_tiny_tb.v"], top="tb",
-                    timing=True, opt="-O0")
+    run, infos = _counting_model(netlist, "tiny", DATA / "energy_tiny_tb.v", work)
+    return run, infos, netlist
+
+
+def _counting_model(netlist: dict, top: str, tb: Path, work: Path):
+    """``netlist`` instrumented and built with the testbench ``tb`` (module ``tb``): a function
+    of the scenario number returning the run's counts, and the modules' infos."""
+    from sim.runner import build_model
+    files, infos = emit_verilog(netlist, top, work / "gl")
+    m = build_model(name=f"energy_{top}", sources=[*files, tb], top="tb", timing=True,
+                    opt="-O0")
 
     def run(scenario: int) -> dict:
         out = subprocess.run([str(m.binary), f"+scenario={scenario}"], capture_output=True,
                              text=True, check=True).stdout
         return parse_counts(out)
-    return run, infos, netlist
+    return run, infos
 
 
 def _sum(counts, key):
@@ -247,7 +254,6 @@ def controller_gates(tmp_path_factory):
     """A schedule/address controller (the one in every MEM and IO tile) mapped to gates and
     counted: scenario 0 with its configuration all zero (an unused tile's), 1 configured."""
     from amaranth.back import verilog
-    from sim.runner import build_model
     from ubgen.arch import ControllerParams
     from ubgen.controller import ControllerLayout
     from ubgen.controller_rtl import Controller
@@ -257,15 +263,7 @@ def controller_gates(tmp_path_factory):
     (work / "ctl.v").write_text(verilog.convert(Controller(layout), name="ctl"))
     (work / "tb.v").write_text(_CTL_TB)
     netlist = synthesize([work / "ctl.v"], "ctl", work / "synth")
-    files, infos = emit_verilog(netlist, "ctl", work / "gl")
-    m = build_model(name="energy_ctl", sources=[*files, work / "tb.v"], top="tb",
-                    timing=True, opt="-O0")
-
-    def run(scenario: int) -> dict:
-        out = subprocess.run([str(m.binary), f"+scenario={scenario}"], capture_output=True,
-                             text=True, check=True).stdout
-        return parse_counts(out)
-    return run, infos
+    return _counting_model(netlist, "ctl", work / "tb.v", work)
 
 
 def test_an_unconfigured_controller_costs_clock_and_no_data(controller_gates):
