@@ -41,31 +41,36 @@ import numpy as np
 
 from compiler.ir import Kernel, Program, u16
 
-from compiler.frontend.loopnest import nest, add_op, stencil_kernel, unrolled_stage
+from compiler.frontend.loopnest import add_op, nest, stencil_kernel, unrolled_stage
 from ._common import check_sizes, require, test_image, to_dtype, wrap
 
 SIZES = {"width": 64, "height": 64}
 KERNEL = ((3, 21, 3), (21, 158, 21), (3, 21, 3))
 PAD_LO, PAD_HI = 7, 4          # f0 is needed on [-7, width + 3]
 
-# Each buffer's interval: (first coordinate, last coordinate minus the tile's width), Halide's
-# bounds inference for a [0, width - 1] output (the same in y).
-BOUNDS = {"hw_input": (-7, 3), "l0": (-6, 2), "h0": (0, -1), "l1": (-2, None), "h1": (-1, None),
-          "l1_up": (-1, None), "f1_up": (-1, None), "l0_up": (0, -1)}
+# Each buffer's interval along an axis of tile size n: ``[lo, n // scale + hi]``, Halide's bounds
+# inference for a ``[0, n - 1]`` output (f2_temp and f1_temp start one element early, at an even
+# coordinate, so that their ``floor(x / 2)`` reads are whole pairs).
+BOUNDS = {"hw_input": (-7, 1, 3), "l0": (-6, 1, 2), "h0": (0, 1, -1), "l1": (-2, 2, 0),
+          "h1": (-1, 2, 0), "f2": (-1, 4, 0), "f2_temp": (-2, 2, 1), "l1_up": (-1, 2, 0),
+          "f1_up": (-1, 2, 0), "f1_temp": (-2, 1, 1), "l0_up": (0, 1, -1)}
 
 
 def _extent(name: str, size: int) -> int:
     """Number of elements of buffer ``name`` along an axis of tile size ``size``."""
-    lo, hi = BOUNDS[name]
-    last = size // 2 if hi is None else size + hi
-    return last - lo + 1
+    lo, scale, hi = BOUNDS[name]
+    return size // scale + hi - lo + 1
 
 
-def _blur_stage(prog: Program, dst: str, src: str, width: int, height: int, index) -> None:
-    """``dst[i, j] = sum(K[dy][dx] * src[index(i, dx), index(j, dy)]) >> 8`` over ``dst``."""
-    prog.add_buffer(dst, (_extent(dst, width), _extent(dst, height)), u16)
-    loop, i = nest(prog, dst, ("y", _extent(dst, height)), ("x", _extent(dst, width)))
-    loads = [(src, index(i["x"], dx), index(i["y"], dy)) for dy in range(3) for dx in range(3)]
+def _blur_stage(prog: Program, dst: str, src: str, width: int, height: int, offset: int = 0,
+                stride: int = 1) -> None:
+    """``dst[i, j] = sum(K[dy][dx] * src[s (i + dx) + offset, s (j + dy) + offset]) >> 8``
+    (``s = stride``: 2 reads a level sub-sampled, the reference's ``f1(x, y) = l0(2x, 2y)``)."""
+    w, h = _extent(dst, width), _extent(dst, height)
+    prog.add_buffer(dst, (w, h), u16)
+    loop, i = nest(prog, dst, ("y", h), ("x", w))
+    loads = [(src, stride * (i["x"] + dx) + offset, stride * (i["y"] + dy) + offset)
+             for dy in range(3) for dx in range(3)]
     add_op(loop, dst, (dst, i["x"], i["y"]), loads, stencil_kernel(f"{dst}_blur", KERNEL, 8))
 
 
@@ -87,18 +92,22 @@ def build(width: int = 64, height: int = 64) -> Program:
     prog.add_input("input", (iw, ih), u16)
     _pointwise(prog, "hw_input", width, height, lambda x, y: [("input", x, y)], lambda a: a & 255)
     # decomposition (buffer index = coordinate - interval start, BOUNDS)
-    _blur_stage(prog, "l0", "hw_input", width, height, lambda i, d: i + d)
+    _blur_stage(prog, "l0", "hw_input", width, height)
     _pointwise(prog, "h0", width, height,
                lambda x, y: [("hw_input", x + 7, y + 7), ("l0", x + 6, y + 6)], lambda f, l: f - l)
-    _blur_stage(prog, "l1", "l0", width, height, lambda i, d: 2 * i + 2 * d)     # f1 = l0(2x)
+    _blur_stage(prog, "l1", "l0", width, height, stride=2)          # f1 = l0(2x, 2y)
     _pointwise(prog, "h1", width, height,
                lambda x, y: [("l0", 2 * x + 4, 2 * y + 4), ("l1", x + 1, y + 1)],
                lambda f, l: f - l)
     # reconstruction: f2(x) = l1(2x), f2_temp(x) = f2(x / 2); f1_temp(x) = f1_up(x / 2)
-    _blur_stage(prog, "l1_up", "l1", width, height, lambda i, d: 2 * ((i + d) // 2))
+    _pointwise(prog, "f2", width, height, lambda x, y: [("l1", 2 * x, 2 * y)], lambda a: a)
+    _pointwise(prog, "f2_temp", width, height, lambda x, y: [("f2", x // 2, y // 2)], lambda a: a)
+    _blur_stage(prog, "l1_up", "f2_temp", width, height)
     _pointwise(prog, "f1_up", width, height, lambda x, y: [("l1_up", x, y), ("h1", x, y)],
                lambda u, h: u + h)
-    _blur_stage(prog, "l0_up", "f1_up", width, height, lambda i, d: (i + d + 1) // 2)
+    _pointwise(prog, "f1_temp", width, height, lambda x, y: [("f1_up", x // 2, y // 2)],
+               lambda a: a)
+    _blur_stage(prog, "l0_up", "f1_temp", width, height, 1)
     _pointwise(prog, "output", width, height, lambda x, y: [("l0_up", x, y), ("h0", x, y)],
                lambda u, h: (u + h) & 255, output=True)
     return prog.validate()
