@@ -18,13 +18,15 @@ apps/hardware_benchmarks/apps/laplacian_pyramid/laplacian_pyramid_generator.cpp 
 
 Schedule: the generator's Clockwork branch (the one behind thesis Table 7.5's 89 PEs for this
 app): every Func computed at the tile (``compute_at(hw_output, xo)``), i.e. its own buffer, and
-each blur's 3x3 window fully unrolled (one op, 9 loads). The Funcs that only re-index another
-(``f1``, ``f2``, ``f2_temp``, ``f1_temp``) are address patterns of the buffer they read (stride-2
-and ``floor(x/2)`` indices), and ``l0 = blur_unnormalized / 256`` (likewise ``l1``, ``l1_up``,
-``l0_up``) is the blur op's final shift, so the buffers are ``hw_input``, ``l0``, ``h0``, ``l1``,
-``h1``, ``l1_up``, ``f1_up``, ``l0_up`` and the output. (Its CoreIR branch line-buffers the
-first blur only and inlines the rest into ``hw_output``, recomputing every coarse level per
-output pixel.)
+each blur's 3x3 window fully unrolled (one op, 9 loads). Two kinds of Func are not buffers of
+their own: ``l0 = blur_unnormalized / 256`` (likewise ``l1``, ``l1_up``, ``l0_up``) is the
+blur op's final shift, and ``f1 = l0(2x, 2y)`` is the stride-2 read of ``l1``'s blur and of
+``h1``. The buffers are ``hw_input``, ``l0``, ``h0``, ``l1``, ``h1``, ``f2``, ``f2_temp``,
+``l1_up``, ``f1_up``, ``f1_temp``, ``l0_up`` and the output; ``f2_temp`` and ``f1_temp`` (the
+``floor(x / 2)`` up-sampling reads) are copies, so that each ``floor(x / 2)`` read is of a whole
+pair a controller streams (a strip-mined loop) and the blur after it reads a plain window. (Its
+CoreIR branch line-buffers the first blur only and inlines the rest into ``hw_output``,
+recomputing every coarse level per output pixel.)
 
 Sizes and coordinates: a ``width`` x ``height`` output tile (64x64, Table 7.1; multiples of 4).
 Halide's bounds inference of the generator asks for ``f0`` on ``[-7, width + 3]`` (and likewise
@@ -33,7 +35,9 @@ in y): the host applies ``repeat_edge`` (:func:`host_input`) and streams that
 ``hw_input(i - 7, j - 7)``. Each buffer holds its Func over the interval bounds inference gives
 it, shifted to start at 0: ``l0`` on ``[-6, width + 2]``, ``h0`` and ``l0_up`` on
 ``[0, width - 1]``, ``l1`` on ``[-2, width/2]``, ``h1``, ``l1_up`` and ``f1_up`` on
-``[-1, width/2]``.
+``[-1, width/2]``, ``f2`` on ``[-1, width/4]`` (:data:`BOUNDS`); ``f2_temp`` on ``[-2, width/2 + 1]``
+and ``f1_temp`` on ``[-2, width + 1]`` start at an even coordinate (``f1_temp`` one element beyond
+what its blur reads at each end).
 """
 from __future__ import annotations
 

@@ -278,6 +278,7 @@ def test_unrolled_stencil(name, unroll):
     ("resnet", dict(ic_unroll=3), "multiples of the unroll"),
     ("gemm", dict(k_unroll=5), "multiples"),
     ("camera", dict(width=63, height=63), "even"),
+    ("laplacian", dict(width=30), "multiples of 4"),
     ("srcnn", dict(c_mid=4), "must equal unroll"),
 ])
 def test_bad_sizes_are_one_line_errors(name, sizes, needle):
