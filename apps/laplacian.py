@@ -66,16 +66,31 @@ def _extent(name: str, size: int) -> int:
     return size // scale + hi - lo + 1
 
 
-def _blur_stage(prog: Program, dst: str, src: str, width: int, height: int, offset: int = 0,
-                stride: int = 1) -> None:
-    """``dst[i, j] = sum(K[dy][dx] * src[s (i + dx) + offset, s (j + dy) + offset]) >> 8``
+def _blur_stage(prog: Program, dst: str, src: str, width: int, height: int,
+                offset: tuple[int, int] = (0, 0), stride: int = 1) -> None:
+    """``dst[i, j] = sum(K[dy][dx] * src[s (i + dx) + ox, s (j + dy) + oy]) >> 8``
     (``s = stride``: 2 reads a level sub-sampled, the reference's ``f1(x, y) = l0(2x, 2y)``)."""
     w, h = _extent(dst, width), _extent(dst, height)
     prog.add_buffer(dst, (w, h), u16)
     loop, i = nest(prog, dst, ("y", h), ("x", w))
-    loads = [(src, stride * (i["x"] + dx) + offset, stride * (i["y"] + dy) + offset)
+    ox, oy = offset
+    loads = [(src, stride * (i["x"] + dx) + ox, stride * (i["y"] + dy) + oy)
              for dy in range(3) for dx in range(3)]
     add_op(loop, dst, (dst, i["x"], i["y"]), loads, stencil_kernel(f"{dst}_blur", KERNEL, 8))
+
+
+def _f1_temp_stage(prog: Program, width: int, height: int) -> None:
+    """``f1_temp(x, y) = f1_up(x / 2, y / 2)`` on ``x`` in ``[-2, width + 1]`` and ``y`` in
+    ``[-1, height]``. Columns: whole pairs from an even coordinate, ``f1_up[floor(i / 2)]``
+    (strip-mined by the controller). Rows: ``y = 2 yo + yr - 1`` with the loop split by two, whose
+    row ``floor(y / 2)`` is ``yo + yr - 1`` (index ``yo + yr``): affine, so the tile's last row is
+    the last one ``l0_up`` reads and no row is computed that nothing reads."""
+    w, h = _extent("f1_temp", width), height + 2
+    prog.add_buffer("f1_temp", (w, h), u16)
+    loop, i = nest(prog, "f1_temp", ("yo", h // 2), ("yr", 2), ("x", w))
+    add_op(loop, "f1_temp", ("f1_temp", i["x"], 2 * i["yo"] + i["yr"]),
+           [("f1_up", i["x"] // 2, i["yo"] + i["yr"])], Kernel.from_fn("f1_temp_copy",
+                                                                      lambda a: a, u16))
 
 
 def _pointwise(prog: Program, dst: str, width: int, height: int, loads, fn, output=False):
@@ -109,9 +124,8 @@ def build(width: int = 64, height: int = 64) -> Program:
     _blur_stage(prog, "l1_up", "f2_temp", width, height)
     _pointwise(prog, "f1_up", width, height, lambda x, y: [("l1_up", x, y), ("h1", x, y)],
                lambda u, h: u + h)
-    _pointwise(prog, "f1_temp", width, height, lambda x, y: [("f1_up", x // 2, y // 2)],
-               lambda a: a)
-    _blur_stage(prog, "l0_up", "f1_temp", width, height, 1)
+    _f1_temp_stage(prog, width, height)
+    _blur_stage(prog, "l0_up", "f1_temp", width, height, (1, 0))
     _pointwise(prog, "output", width, height, lambda x, y: [("l0_up", x, y), ("h0", x, y)],
                lambda u, h: (u + h) & 255, output=True)
     return prog.validate()
