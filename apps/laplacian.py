@@ -22,9 +22,10 @@ each blur's 3x3 window fully unrolled (one op, 9 loads). Two kinds of Func are n
 their own: ``l0 = blur_unnormalized / 256`` (likewise ``l1``, ``l1_up``, ``l0_up``) is the
 blur op's final shift, and ``f1 = l0(2x, 2y)`` is the stride-2 read of ``l1``'s blur and of
 ``h1``. The buffers are ``hw_input``, ``l0``, ``h0``, ``l1``, ``h1``, ``f2``, ``f2_temp``,
-``l1_up``, ``f1_up``, ``f1_temp``, ``l0_up`` and the output; ``f2_temp`` and ``f1_temp`` (the
-``floor(x / 2)`` up-sampling reads) are copies, so that each ``floor(x / 2)`` read is of a whole
-pair a controller streams (a strip-mined loop) and the blur after it reads a plain window. (Its
+``l1_up``, ``f1_up``, ``f1_temp``, ``l0_up`` and the output. ``f2_temp`` and ``f1_temp`` (the
+up-sampling, ``f(x / 2, y / 2)``) are copies as in that schedule, which here also makes every
+read one a memory controller generates: a ``floor(x / 2)`` read of whole pairs (a strip-mined
+loop), then a plain window for the blur after it. (Its
 CoreIR branch line-buffers the first blur only and inlines the rest into ``hw_output``,
 recomputing every coarse level per output pixel.)
 
@@ -35,9 +36,12 @@ in y): the host applies ``repeat_edge`` (:func:`host_input`) and streams that
 ``hw_input(i - 7, j - 7)``. Each buffer holds its Func over the interval bounds inference gives
 it, shifted to start at 0: ``l0`` on ``[-6, width + 2]``, ``h0`` and ``l0_up`` on
 ``[0, width - 1]``, ``l1`` on ``[-2, width/2]``, ``h1``, ``l1_up`` and ``f1_up`` on
-``[-1, width/2]``, ``f2`` on ``[-1, width/4]`` (:data:`BOUNDS`); ``f2_temp`` on ``[-2, width/2 + 1]``
-and ``f1_temp`` on ``[-2, width + 1]`` start at an even coordinate (``f1_temp`` one element beyond
-what its blur reads at each end).
+``[-1, width/2]``, ``f2`` on ``[-1, width/4]``, ``f2_temp`` on ``[-2, width/2 + 1]``
+(:data:`BOUNDS`). ``f1_temp``'s blur reads ``[-1, width]``: its columns are computed on
+``[-2, width + 1]`` (whole pairs from an even coordinate, one element unused at each end of a
+row) and its rows on ``[-1, height]`` by a loop split by two (:func:`_f1_temp_stage`), so that
+no row is computed after the last one the output needs (the array's last output write is the
+schedule's last event, the cycle count ``ubc sim`` compares).
 """
 from __future__ import annotations
 
@@ -53,8 +57,8 @@ KERNEL = ((3, 21, 3), (21, 158, 21), (3, 21, 3))
 PAD_LO, PAD_HI = 7, 4          # f0 is needed on [-7, width + 3]
 
 # Each buffer's interval along an axis of tile size n: ``[lo, n // scale + hi]``, Halide's bounds
-# inference for a ``[0, n - 1]`` output (f2_temp and f1_temp start one element early, at an even
-# coordinate, so that their ``floor(x / 2)`` reads are whole pairs).
+# inference for a ``[0, n - 1]`` output (f1_temp's columns start one element early, at an even
+# coordinate, so that its ``floor(x / 2)`` reads are whole pairs; its rows: _f1_temp_stage).
 BOUNDS = {"hw_input": (-7, 1, 3), "l0": (-6, 1, 2), "h0": (0, 1, -1), "l1": (-2, 2, 0),
           "h1": (-1, 2, 0), "f2": (-1, 4, 0), "f2_temp": (-2, 2, 1), "l1_up": (-1, 2, 0),
           "f1_up": (-1, 2, 0), "f1_temp": (-2, 1, 1), "l0_up": (0, 1, -1)}
