@@ -3,7 +3,7 @@ their sensitivity to the SRAM energies, the negative controls and the per-applic
 (the analogue of thesis Figs. 7.3 and 7.10).
 
     .venv/bin/python bench/energy.py [--table] [--controls]
-                                     [--apps laplacian@cgra_4x4 gpyr@cgra_4x4:levels=2 ...]
+                                     [--apps gpyr@cgra_4x4:levels=2 gaussian@cgra_8x8 ...]
                                      [--out build/bench/energy.json] [--img docs/img]
 
 What is MEASURED: the toggles of every net of the generated RTL mapped by Yosys to CMOS gates
@@ -33,8 +33,7 @@ OUT = ROOT / "build" / "bench" / "energy.json"
 IMG = ROOT / "docs" / "img"
 SCALES = (0.5, 1.0, 1.5)
 # (app, arch, sizes): the per-application points
-APPS = [("gpyr", "cgra_4x4", {"levels": 2}), ("laplacian", "cgra_4x4", {}),
-        ("gaussian", "cgra_8x8", {}), ("unsharp", "cgra_8x8", {})]
+APPS = [("gpyr", "cgra_4x4", {"levels": 2}), ("gaussian", "cgra_8x8", {})]
 # the array's negative controls: an app on cgra_4x4 that leaves tiles unused (a two-level
 # Gaussian pyramid: 13 of the 20 tiles), at its size, and half and twice that many outputs
 CONTROL = ("gpyr", "cgra_4x4", {"levels": 2})
