@@ -100,6 +100,7 @@ class ArrayParams:
     switch_box: str = "wilton"    # wilton | disjoint | imran
     pipeline_registers: bool = True
     pe_output_register: bool = True
+    pe_contexts: int = 1          # input contexts of every PE tile (ubgen.pe.contexts; 1: none)
 
     def is_mem_column(self, col: int) -> bool:
         """Column ``col`` holds MEM tiles (every ``mem_period``-th column, paper Fig. 11)."""
@@ -231,6 +232,10 @@ def load_arch(path: str | Path = "pub") -> Arch:
     if array.switch_box not in ("wilton", "disjoint", "imran"):
         raise ArchError(f"{source}: [array] switch_box must be wilton, disjoint or imran, "
                         f"got {array.switch_box!r}")
+    from .pe.contexts import MAX_CONTEXTS
+    if array.pe_contexts > MAX_CONTEXTS:
+        raise ArchError(f"{source}: [array] pe_contexts must be at most {MAX_CONTEXTS}, "
+                        f"got {array.pe_contexts}")
     glb = _section(data, "glb", GLBParams, source)
     if not _is_pow2(glb.bank_words):
         raise ArchError(f"{source}: glb.bank_words must be a power of two, got {glb.bank_words}")
