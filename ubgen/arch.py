@@ -69,6 +69,7 @@ class MemParams:
     hierarchy (thesis §5.4), banks of at most the shift-register threshold (20 words, §5.1.2)
     held in registers of a memory tile instead of its SRAM."""
     rf_words: int = 32            # words of the register file (a power of two)
+    rf_contexts: int = 1          # controllers per register-file port (docs/mem_rf.md; 1 or 2)
 
     @property
     def rf_addr_width(self) -> int:
@@ -222,6 +223,8 @@ def load_arch(path: str | Path = "pub") -> Arch:
     if not _is_pow2(mem.rf_words) or mem.rf_words < 2:
         raise ArchError(f"{source}: mem.rf_words must be a power of two of at least 2, "
                         f"got {mem.rf_words}")
+    if mem.rf_contexts not in (1, 2):
+        raise ArchError(f"{source}: mem.rf_contexts must be 1 or 2, got {mem.rf_contexts}")
     from .mem.spec import rf_ports          # the register file's ports borrow PUB controllers
     try:
         rf_ports(pub, mem)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from ubgen.arch import Arch, WORD_MASK, WORD_WIDTH
 from ubgen.controller import AffineMap, ControllerConfig, EncodeError, encode_controller
 from ubgen.io.spec import io_layouts
+from ubgen.mem.spec import RF_CONTEXT_INPUT
 from ubgen.pe.contexts import context_port, ctx_port
 from ubgen.pe.ops import PEOp
 from ubgen.pub import pub_layouts
@@ -48,10 +49,12 @@ from ..ir.ubimpl import UBImpl
 from ..ir.ubuf import UBPort, UnifiedBuffer
 from ..mapping.bank_select import split_port
 from ..mapping.common import Affine, MappingError, Stream, port_stream
-from ..mapping.registers import pack_register_files, rf_tile_registers
+from ..mapping.registers import (context_tile, context_tile_registers, pack_register_files,
+                                 rf_tile_registers)
 from .kernel_map import KernelGraph, KNode, Operand, map_kernel
 from .netlist import GLBLayout, Netlist, NetlistError
-from .sharing import SharedUnit, check_one_kernel, issue_controller, shared_units
+from .sharing import (SharedUnit, check_one_kernel, issue_controller, operand_banks,
+                      shared_units)
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ class _Builder:
         self.timers: list[tuple[str, int]] = []          # free (MEM node, tb2out port)
         self.n_timer_tiles = 0
         self.shared: list[SharedUnit] = []
+        self.context_banks: set[tuple[str, str]] = set()     # (buffer, bank) in context tiles
         self.issue_timers: dict[tuple, Source] = {}       # issue controller -> its valid_out
 
     # --- helpers --------------------------------------------------------------------------
@@ -258,6 +262,7 @@ class _Builder:
 
     # --- buffers ------------------------------------------------------------------------
     def buffers_(self) -> None:
+        self.context_register_files()
         for name, ub in self.buffers.items():
             impl = self.impls.get(name)
             if impl is None:
@@ -281,8 +286,8 @@ class _Builder:
             self.valids[(B, sr.dst)] = Alias((B, sr.src), -sr.delay)
         for i, pub in enumerate(impl.pubs):
             self.pub_block(B, pub, f"{B}.pub{i}")
-        for i, tile in enumerate(pack_register_files(impl.register_files, self.arch.pub,
-                                                     self.arch.mem)):
+        banks = [b for b in impl.register_files if (B, b.name) not in self.context_banks]
+        for i, tile in enumerate(pack_register_files(banks, self.arch.pub, self.arch.mem)):
             self.register_file_tile(B, tile, f"{B}.rf{i}")
         for port, node in impl.connections.items():
             if node != port:
@@ -312,6 +317,27 @@ class _Builder:
             used = {f"tb2out_{q}" for q in range(len(pub.outputs))}
             self.timers += [(last, q) for q in range(self.arch.pub.output_ports)
                             if f"tb2out_{q}" not in used]
+
+    def context_register_files(self) -> None:
+        """The register-file banks a shared unit's ops read one operand from, one MEM tile
+        per operand when its ports have two contexts (:func:`.sharing.operand_banks`,
+        ``compiler.mapping.registers.context_tile``); every other bank is packed per buffer."""
+        for label, banks in operand_banks(self.shared, self.impls):
+            tile = context_tile(banks, self.arch.pub, self.arch.mem)
+            if tile is None:
+                continue
+            name = f"ctx_rf.{label}"
+            regs = context_tile_registers(tile, self.arch.pub, self.arch.mem)
+            words = sum(b.words for b in banks)
+            self.net.add_node(name, "mem", regs, label=f"register files {tile.name} ({words} "
+                              f"words, two contexts per port)", buffer=banks[0].buffer, op=None,
+                              banks=[f"{b.buffer}.{b.name}" for b in banks])
+            for bank, (q, _j), ws in zip(banks, tile.reads, tile.writes):
+                self.context_banks.add((bank.buffer, bank.name))
+                self.streams[(bank.buffer, bank.outputs[0])] = Source(name, f"data_out{q}", 0)
+                for src, (p, j) in zip(bank.inputs, ws):
+                    self.demand((bank.buffer, src), name,
+                                f"{RF_CONTEXT_INPUT}{p}" if j else f"data_in{p}", 0)
 
     def register_file_tile(self, B: str, tile, name: str) -> None:
         regs = rf_tile_registers(tile, self.arch.pub, self.arch.mem)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ubgen.arch import Arch, WORD_MASK
 from ubgen.io.spec import GLB2F_LATENCY, io_layouts
-from ubgen.mem.spec import RF_ENABLE
+from ubgen.mem.spec import RF_CONTEXT_INPUT, RF_ENABLE
 from ubgen.pe.contexts import split_port
 from ubgen.pe.ops import PEOp, pe_reference
 
@@ -236,7 +236,7 @@ class _ROM(_Node):
 class _RF(_Node):
     """A MEM tile in register-file mode (compiler.mapping.pub_model.RegisterFileTile): a read sees the
     writes of its own cycle, so its outputs depend on its ``data_in`` of the same cycle."""
-    comb_inputs = ("data_in0", "data_in1")
+    comb_inputs = ("data_in0", "data_in1", "chain_in0", "chain_in1")
 
     def __init__(self, name, data, sim):
         super().__init__(name, data, sim)
@@ -252,7 +252,8 @@ class _RF(_Node):
             return
         n = len(self.tile.conflicts)
         for (h, hv), v in zip(self.hists, self.tile.step(
-                c, [self.inp(f"data_in{p}", c) for p in range(self.p)])):
+                c, [self.inp(f"data_in{p}", c) for p in range(self.p)],
+                [self.inp(f"{RF_CONTEXT_INPUT}{p}", c) for p in range(self.p)])):
             if v is not False:
                 if h is not None:
                     h[c] = v

@@ -74,3 +74,26 @@ def issue_controller(sched: OpSchedule) -> ControllerConfig:
     extents = tuple(e for e, _c in levels)
     return ControllerConfig(extents, AffineMap(start, tuple(c for _e, c in levels)),
                             {"tb": AffineMap(0, (0,) * len(extents))})
+
+
+def operand_banks(units: list[SharedUnit], impls: dict) -> list[tuple[str, list]]:
+    """For every operand of every shared unit whose ops read it from register-file banks
+    (``compiler.ir.ubimpl.RegisterFile``, one bank per op, each read by that op alone):
+    ``(label, banks)``, the banks in op order. These banks are read at the unit's disjoint
+    cycles, so one MEM tile whose register-file ports have two contexts can hold them all and
+    serve them on one output (``compiler.mapping.registers.context_tile``)."""
+    out = []
+    for su in units:
+        for a in range(len(su.ops[0].loads)):
+            banks = []
+            for op in su.ops:
+                impl = impls.get(op.loads[a].buffer)
+                port = f"{op.name}_ld{a}"
+                node = impl.connections.get(port, port) if impl else None
+                bank = next((b for b in (impl.register_files if impl else [])
+                             if node in b.outputs), None)
+                if bank is not None and all(bank is not b for b in banks):
+                    banks.append(bank)
+            if len(banks) > 1:
+                out.append((f"{su.unit}.ld{a}", banks))
+    return out
