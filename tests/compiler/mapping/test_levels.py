@@ -21,7 +21,8 @@ from ubgen.arch import load_arch
 ARCH = "cgra_4x4"
 ROOT = Path(__file__).resolve().parents[3]
 # The convolutions here read their inputs and weights directly (the levels are the point, not
-# the IO streams); the HalideWarning that gives is tested in tests/compiler/test_halide_warnings.py.
+# the IO streams); the HalideWarning that gives is tested in
+# tests/compiler/frontend/test_halide_warnings.py.
 pytestmark = pytest.mark.filterwarnings("ignore::compiler.frontend.halide.HalideWarning")
 
 
