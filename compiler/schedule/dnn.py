@@ -42,15 +42,16 @@ from .perfect_flatten import flatten, spine
 BIG = 1 << 40
 
 
-def pipeline_loops(program: Program) -> tuple[list[Loop], list]:
+def pipeline_loops(program: Program, loop_opt: bool = True) -> tuple[list[Loop], list]:
     """(coarse-grained pipeline loops outermost first, stage nodes). Loop perfection runs
     first (Algorithm 1 line 2): if the innermost collected loop is a perfectable spine
-    (Fig. 4.16a) it is one flattened stage rather than a pipeline of its children."""
+    (Fig. 4.16a) it is one flattened stage rather than a pipeline of its children
+    (``loop_opt`` False: never, the ablation of §4.3.4)."""
     loops, node = [], program
     while len(node.children) == 1 and isinstance(node.children[0], Loop):
         node = node.children[0]
         loops.append(node)
-    if loops and len(node.children) > 1 and spine(node) is not None:
+    if loop_opt and loops and len(node.children) > 1 and spine(node) is not None:
         return loops[:-1], [node]
     return loops, list(node.children)
 
@@ -151,11 +152,14 @@ def stage_row(node, program: Program, pad: int) -> int | None:
 
 def stage_block(node, poly: PolyProgram, deps: list[Dependence],
                 program: Program | None = None, pad: int = 1,
-                served: set[tuple[str, int]] = frozenset(), sram_gap: int = 0) -> Block:
+                served: set[tuple[str, int]] = frozenset(), sram_gap: int = 0,
+                loop_opt: bool = True) -> Block:
     """Perfected+flattened schedule of one stage at the least II its recurrences allow, rows
     padded to the fetch width ``pad`` (:func:`stage_row`); recurrences through a memory-served
-    load (``served``: ``(consumer, slot)`` pairs) keep ``sram_gap`` writes (§5.5.3)."""
-    if isinstance(node, Op):
+    load (``served``: ``(consumer, slot)`` pairs) keep ``sram_gap`` writes (§5.5.3).
+    ``loop_opt`` False: the HLS schedule (innermost loops pipelined, every outer loop
+    iteration waits for the pipeline to drain), the ablation of §4.3.4 / Fig. 7.8."""
+    if isinstance(node, Op) or not loop_opt:
         return schedule_node(node, poly, pipelined=True)
     names = {o.name for o in stage_ops(node)}
     inner = [d for d in deps if d.producer in names and d.consumer in names]
@@ -244,22 +248,23 @@ def _tile_coeffs(tiles: list[Loop]) -> tuple[dict[str, int], int]:
 
 
 def _served_loads(program: Program, poly: PolyProgram, deps: list[Dependence], nodes, pad: int,
-                  tile_coeffs: dict[str, int]) -> set[tuple[str, int]]:
+                  tile_coeffs: dict[str, int], loop_opt: bool = True) -> set[tuple[str, int]]:
     """The loads a memory serves, from the (padded) stage schedules before any gap is applied
     (:func:`memory_served`)."""
     plain: dict[str, OpSchedule] = {}
     for node in nodes:
-        plain.update(_op_scheds(stage_block(node, poly, deps, program, pad), poly, {}, 0, 0))
+        plain.update(_op_scheds(stage_block(node, poly, deps, program, pad, loop_opt=loop_opt),
+                                poly, {}, 0, 0))
     return memory_served(deps, {id(d): constant_tile_distance(d, plain, tile_coeffs, poly)
                                 for d in deps})
 
 
 def _stages(program: Program, poly: PolyProgram, deps: list[Dependence], nodes, pad: int,
-            served: set[tuple[str, int]], sram_gap: int) -> list[Stage]:
+            served: set[tuple[str, int]], sram_gap: int, loop_opt: bool = True) -> list[Stage]:
     stages = []
     for k, node in enumerate(nodes):
         ops = stage_ops(node)
-        blk = stage_block(node, poly, deps, program, pad, served, sram_gap)
+        blk = stage_block(node, poly, deps, program, pad, served, sram_gap, loop_opt)
         group = (tuple(sorted(poly.ops[o.name].kernel for o in ops)), blk.latency,
                  tuple(poly.ops[o.name].bounds for o in ops[:1]))
         stages.append(Stage(getattr(node, "name", f"stage{k}"), [o.name for o in ops], blk,
@@ -361,17 +366,19 @@ def _search_ii(problem: _ModuloProblem, stages: list[Stage], lower: int, upper: 
 
 def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = None,
                  deps: list[Dependence] | None = None, pad: int = 1,
-                 sram_gap: int = 0) -> Schedule:
+                 sram_gap: int = 0, loop_opt: bool = True) -> Schedule:
     """``pad``: the fetch width the rows of every stage are padded to (:mod:`.fetch_pad`;
     1: no padding). ``sram_gap``: producer writes kept between a write and a load that a memory
     serves (:func:`memory_served`; thesis §5.5.3: ``2 x FW``,
-    :func:`.offsets.required_offset`)."""
+    :func:`.offsets.required_offset`). ``loop_opt`` False: the stages without loop perfection
+    and flattening (§4.3.4; the policy ``dnn-db``: double buffering alone, Fig. 7.8)."""
     params = params or HwParams()
     deps = raw_dependences(poly) if deps is None else deps
-    tiles, nodes = pipeline_loops(program)
+    tiles, nodes = pipeline_loops(program, loop_opt)
     tile_coeffs, n_tiles = _tile_coeffs(tiles)
-    served = _served_loads(program, poly, deps, nodes, pad, tile_coeffs) if sram_gap else set()
-    stages = _stages(program, poly, deps, nodes, pad, served, sram_gap)
+    served = _served_loads(program, poly, deps, nodes, pad, tile_coeffs,
+                           loop_opt) if sram_gap else set()
+    stages = _stages(program, poly, deps, nodes, pad, served, sram_gap, loop_opt)
     stage_of = {o: st for st in stages for o in st.ops}
     capacity = _capacity(stages, params)
     lower = _ii_lower_bound(stages, capacity)
@@ -399,7 +406,8 @@ def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = 
             "pipeline_loops": [lp.name for lp in tiles],
             "stages": [st.to_dict() for st in stages], "fetch_padding": pad,
             "sram_gap": sram_gap, "memory_served": sorted(f"{c}:{k}" for c, k in served)}
-    return Schedule(program.name, "dnn", {o.name: scheds[o.name] for o in program.ops()}, info)
+    return Schedule(program.name, "dnn" if loop_opt else "dnn-db",
+                    {o.name: scheds[o.name] for o in program.ops()}, info)
 
 
 def _tile_deltas(d: Dependence, base: dict[str, OpSchedule], tile_coeffs: dict[str, int],

@@ -17,7 +17,7 @@ from ..poly.deps import Dependence, raw_dependences
 from .delay import delay_producers
 from .dnn import pipeline_loops, schedule_dnn
 from ..ir.hw import HwParams
-from .sequential import schedule_sequential
+from .sequential import schedule_hls, schedule_sequential
 from .sharing import share_units
 from .stencil import schedule_stencil
 from .storage import storage_copies
@@ -49,6 +49,7 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
     deps = raw_dependences(poly) if deps is None else deps
     first = policy or select_policy(deps)
     chain = {"stencil": ["stencil", "dnn", "sequential"], "dnn": ["dnn", "sequential"],
+             "dnn-db": ["dnn-db", "sequential"], "hls": ["hls", "sequential"],
              "sequential": ["sequential"]}[first]
     failures = []
     for name in chain:
@@ -56,10 +57,13 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
             # thesis §5.5.3: 2 x FW writes between a write and a read served by the SRAM
             sched = share_units(program, poly, schedule_stencil(
                 program, poly, deps, params.fetch_width, sram_gap=2 * params.fetch_width), deps)
-        elif name == "dnn":
-            # §5.5.3 again, and rows padded to the fetch width (§5.5.2, Table 7.4 text)
+        elif name in ("dnn", "dnn-db"):
+            # §5.5.3 again, and rows padded to the fetch width (§5.5.2, Table 7.4 text);
+            # dnn-db: the coarse-grained pipeline without loop perfection and flattening
             sched = schedule_dnn(program, poly, params, deps, pad=params.fetch_width,
-                                 sram_gap=2 * params.fetch_width)
+                                 sram_gap=2 * params.fetch_width, loop_opt=name == "dnn")
+        elif name == "hls":
+            sched = schedule_hls(program, poly)
         else:
             sched = schedule_sequential(program, poly)
         try:
