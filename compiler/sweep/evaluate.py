@@ -6,7 +6,7 @@
 Runs every point the tables need on the sweep engine (:mod:`.engine`: one Dask task per point,
 cached), plus the area comparison of ``bench/area.py`` as one more task, and writes
 ``docs/evaluation.md`` -- paper Tables IV, VI, VII; thesis Tables 7.2, 7.3, 7.4, 7.8 and the
-points of Figure 7.5 -- with the published figure beside ours in every table, and the Figure 7.5
+points of Figure 7.5; Tables 7.5-7.7 and Figures 7.6-7.9 (:mod:`.evaluate_ch7`) -- with the published figure beside ours in every table, and the Figure 7.5
 plots (``docs/img/fig7_5_<app>.png``). The published figures below are transcribed from the
 paper and the thesis; nothing here is tuned towards them. Prints the wall time.
 """
@@ -26,6 +26,7 @@ from ubgen.arch import ARCH_DIR
 
 from .cache import DEFAULT_DIR, ROOT, Cache, code_digest, tool_version
 from .engine import Task, dask_client, run_tasks
+from .evaluate_ch7 import plan_ch7, render_ch7
 from ..pipeline import DEFAULT_ARCH
 
 OUT = ROOT / "docs" / "evaluation.md"
@@ -105,6 +106,7 @@ def plan() -> dict[str, Task]:
         app, params = TABLE_POINTS[label]
         tasks[f"fw1 {label}"] = Task(app, dict(params, fetch_width=1, arch=DEFAULT_ARCH),
                                      ("schedule",))
+    tasks.update(plan_ch7())
     order = ["resnet", "gemm", "harris"]
     return dict(sorted(tasks.items(), key=lambda kv: next(
         (i for i, a in enumerate(order) if kv[1].app == a), len(order))))
@@ -384,6 +386,7 @@ def render(res: dict, area: dict, img: Path, out: Path, seconds: float, workers:
              f"{seconds:.0f} s wall time (cached points are not recomputed).", ""]
     lines += table_iv(res) + table_pnr(res) + table_vi_vii(res) + table_7_2(area) + table_7_3_7_4(res)
     lines += table_7_8(res) + figure_7_5(res, img, out.parent)
+    lines += render_ch7(res, img, out.parent, list(TABLE_POINTS))
     return "\n".join(lines).rstrip() + "\n"
 
 
