@@ -37,6 +37,7 @@ ABLATION = {
 }
 FIG_7_8 = ("sequential", "+ DB", "+ LO (PUB)", "quad-port SF")
 FIG_7_9 = ("dual-port", "+ LO (PUB)")
+NOT_RUN = {"status": "not run", "error": "the point has not been run"}
 
 
 def plan_ch7(share_sizes: dict[str, dict] | None = None,
@@ -78,6 +79,11 @@ def _err(r: dict) -> str:
     return ""
 
 
+def _sides(unshared: dict, shared: dict) -> str:
+    return "; ".join(f"{side}: {_err(r)}" for side, r in (("no sharing", unshared),
+                                                          ("sharing", shared)) if _err(r))
+
+
 def _mems_apart(r: dict) -> tuple:
     """(MEM tiles other than schedule generators, schedule-generator tiles)."""
     mems, gen = r.get("mems"), r.get("generator_tiles") or 0
@@ -92,7 +98,7 @@ def tables_7_6_7_7(res: dict) -> list[str]:
         a, b = res[f"share {app} 0"], res[f"share {app} 1"]
         pe0, pe1 = THESIS_7_6[app]
         m_base, m_share, m_sel = THESIS_7_7[app]
-        note = "; ".join(x for x in (_err(a), _err(b)) if x)
+        note = _sides(a, b)
         rows6.append([app, a.get("pes"), b.get("pes"), pe0, pe1, note])
         mem1, gen1 = _mems_apart(b)
         rows7.append([app, a.get("mems"), mem1, gen1, b.get("schedule_generators"),
@@ -108,8 +114,9 @@ def tables_7_6_7_7(res: dict) -> list[str]:
                "Ours: MEM tiles without sharing; with sharing, the MEM tiles holding data and "
                "(apart) the MEM tiles added only to host schedule generators (our context "
                "switches; the thesis' bank-selection controllers, in parentheses there). "
-               "'generators' counts every `tb2out` controller used as a schedule generator, "
-               "most of them in tiles that also hold data; 'context RF tiles' hold the register-"
+               "'generators' counts the distinct schedule generators (`tb2out` controllers; ops "
+               "issued at the same cycles share one), in tiles that also hold data unless "
+               "counted as generator tiles; 'context RF tiles' hold the register-"
                "file banks of several ops' operands behind two port contexts.", ""]
             + _table(["app", "MEMs no sharing (ours)", "MEMs sharing (ours)",
                       "+ generator tiles (ours)", "generators (ours)", "context RF tiles (ours)",
@@ -159,7 +166,7 @@ def figures_7_6_7_7(res: dict, img: Path, doc_dir: Path) -> list[str]:
                and b.get("cycles") else "—")
         rows.append([f"Fig. {fig} {app}", a.get("occupancy"), b.get("occupancy"), gain,
                      a.get("cycles"), b.get("cycles"), lat, THESIS_FIG_TEXT[fig],
-                     "; ".join(x for x in (_err(a), _err(b)) if x)])
+                     _sides(a, b)])
         lines += [f"![{app}]({os.path.relpath(path, doc_dir)})", ""]
     return lines + _table(["figure", "occupancy no sharing", "occupancy sharing", "gain",
                            "cycles no sharing", "cycles sharing", "latency", "thesis",
@@ -169,8 +176,9 @@ def figures_7_6_7_7(res: dict, img: Path, doc_dir: Path) -> list[str]:
 def figures_7_8_7_9(res: dict, img: Path, doc_dir: Path) -> list[str]:
     from apps.resnet import RESNET18_LAYERS
     layers = [lay for lay in RESNET18_LAYERS if f"ablation {lay} sequential" in res]
-    occ = {label: [res[f"ablation {l} {label}"].get("occupancy") for l in layers]
-           for label in ABLATION}
+    point = {(lay, lab): res.get(f"ablation {lay} {lab}", NOT_RUN) for lay in layers
+             for lab in ABLATION}
+    occ = {lab: [point[lay, lab].get("occupancy") for lay in layers] for lab in ABLATION}
     lines = ["## Thesis Figures 7.8 and 7.9: compute occupancy of the ResNet-18 conv layers", "",
              "Each layer (He et al., CVPR 2016, Table 1) at its image size, kernel and stride "
              "with 2 x 2 blocks of 8 input x 8 output channels (conv1: 1 input block, its 3 "
@@ -181,7 +189,12 @@ def figures_7_8_7_9(res: dict, img: Path, doc_dir: Path) -> list[str]:
              "with double buffering (`dnn-db`); + LO = loop perfection and flattening (`dnn`, "
              "the PUB with its 4-wide fetch); quad-port SF = the same on a 2-in/2-out "
              "single-fetch memory. Fig. 7.9: dual-port (1 read, 1 write, single fetch) against "
-             "the PUB's 2-in/2-out ports.", ""]
+             "the PUB's 2-in/2-out ports. Where ours differ: the PUB's schedule pads every "
+             "row to its 4-word fetch (docs/scheduling.md, thesis Table 7.4's text), which the "
+             "single-fetch memories do not pay -- on the 7- and 14-pixel rows that padding is "
+             "a large share, so our dual-port bar can reach or pass the PUB's; the strided "
+             "layers' rows are read every other pixel and schedule as the stride-1 ones do.",
+             ""]
     for fig, labels in (("7.8", FIG_7_8), ("7.9", FIG_7_9)):
         path = img / f"fig{fig.replace('.', '_')}_resnet18.png"
         _bars(layers, {lab: occ[lab] for lab in labels}, "compute occupancy",
@@ -191,10 +204,10 @@ def figures_7_8_7_9(res: dict, img: Path, doc_dir: Path) -> list[str]:
     rows = []
     for i, layer in enumerate(layers):
         out, ic, oc, k, s = RESNET18_LAYERS[layer]
-        errs = "; ".join(f"{lab}: {_err(res[f'ablation {layer} {lab}'])}" for lab in ABLATION
-                         if _err(res[f"ablation {layer} {lab}"]))
+        errs = "; ".join(f"{lab}: {_err(point[layer, lab])}" for lab in ABLATION
+                         if _err(point[layer, lab]))
         rows.append([f"{layer} ({out}x{out}, {k}x{k}/{s})"] + [occ[lab][i] for lab in ABLATION]
-                    + [res[f"ablation {layer} + LO (PUB)"].get("cycles"), errs])
+                    + [point[layer, "+ LO (PUB)"].get("cycles"), errs])
     return lines + _table(["layer"] + list(ABLATION) + ["cycles (PUB)", "comment"], rows)
 
 
