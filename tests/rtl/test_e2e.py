@@ -312,3 +312,18 @@ def _check_main_record(path, capsys, golden: str) -> None:
                 "pnr_seconds", "verilator_build_seconds", "sim_seconds"):
         assert key in rec, key
     assert rec["verilator_build_seconds"] == 0          # the module's model was reused
+
+
+@pytest.mark.regress
+def test_regress_srcnn_shared_on_cgra_16x32():
+    """thesis §7.3.1, Tables 7.6/7.7: srcnn at its Table 7.1 size does not fit cgra_16x32
+    unshared; with compute sharing (one set of MAC PEs per conv op across the three layers,
+    PE input contexts) it fits, places, routes and runs bit-exact at the predicted cycles."""
+    arch = "cgra_16x32"
+    plain = compile_app("srcnn", arch)
+    assert not plain.fits()[0]
+    b = bundle_of("srcnn", arch, {"share": 1})
+    assert _compiled("srcnn", arch, (("share", 1),)).netlist.count("pe") < plain.report["pes"]
+    r = run_bundle(b, arch, model=model_for(arch))
+    assert r["passed"], describe(r)
+    assert r["cycles_measured"] == b["cycles_predicted"] and r["error"] == 0
