@@ -80,7 +80,7 @@ RESULT_KEYS = frozenset({
     "notes", "code", "cached", "key", "refused", "place_seconds", "route_seconds", "wirelength",
     "pipeline_registers", "register_pes", "max_comb_hops", "bitstream_words", "pnr_check",
     "occupancy", "occupancy_sequential", "occupancy_detail", "compute_pes", "shared_pes",
-    "schedule_generators", "generator_tiles", "context_rf_tiles"})
+    "schedule_generators", "generator_tiles", "context_rf_tiles", "mem_tiles_by_buffer"})
 
 
 class PointError(ValueError):
@@ -324,9 +324,19 @@ def sharing_counts(net) -> dict[str, int]:
     ``shared_pes`` (PEs of shared units), ``schedule_generators`` (``tb2out`` controllers
     used as schedule generators: context switches and bank selects), ``generator_tiles`` (MEM
     tiles added only for them), ``context_rf_tiles`` (MEM tiles holding the banks of several
-    ops' operands with two register-file contexts)."""
+    ops' operands with two register-file contexts) and ``mem_tiles_by_buffer`` (what the MEM
+    tiles hold: buffer -> tiles; a context tile under its banks' buffers joined by ``+``,
+    schedule-generator tiles under ``timer``)."""
     g = net.graph
-    return {"shared_pes": sum(1 for _n, d in g.nodes(data=True) if d.get("shared")),
+    by_buffer: dict[str, int] = {}
+    for n in net.nodes("mem"):
+        d = g.nodes[n]
+        if d.get("banks"):
+            key = "+".join(sorted({str(b).split(".")[0] for b in d["banks"]}))
+        else:
+            key = "timer" if n.startswith("timer.") else str(d.get("buffer"))
+        by_buffer[key] = by_buffer.get(key, 0) + 1
+    return {"mem_tiles_by_buffer": dict(sorted(by_buffer.items())), "shared_pes": sum(1 for _n, d in g.nodes(data=True) if d.get("shared")),
             "schedule_generators": sum(len(d.get("generators", [])) for _n, d in
                                        g.nodes(data=True)),
             "generator_tiles": sum(1 for n in net.nodes("mem") if n.startswith("timer.")),
