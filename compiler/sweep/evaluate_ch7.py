@@ -111,8 +111,10 @@ def tables_7_6_7_7(res: dict) -> list[str]:
                                             else "") if x)])
     return (["## Thesis Table 7.6: PEs with and without compute sharing", "",
              f"arch `{DEFAULT_ARCH}`, Table 7.1 sizes; `share=1` maps the ops of one compute "
-             "unit (`Op.unit`) to one set of PEs with input contexts (docs/pe.md); the netlist "
-             "model and the RTL run check it bit for bit (docs/backend.md \"Compute sharing\").",
+             "unit (`Op.unit`) to one set of PEs with input contexts (docs/pe.md). The netlist "
+             "model checks both shared apps bit for bit at the predicted cycles; gpyr shared "
+             "also runs end to end in Verilator (`tests/rtl/test_e2e.py`), srcnn shared on "
+             "cgra_16x32 in `make regress` (docs/backend.md \"Compute sharing\").",
              ""]
             + _table(["app", "PEs no sharing (ours)", "PEs sharing (ours)",
                       "PEs no sharing (thesis)", "PEs sharing (thesis)", "comment"], rows6)
