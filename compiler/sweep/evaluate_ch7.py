@@ -200,8 +200,9 @@ def figures_7_8_7_9(res: dict, img: Path, doc_dir: Path) -> list[str]:
              "the PUB's 2-in/2-out ports. Where ours differ: the PUB's schedule pads every "
              "row to its 4-word fetch (docs/scheduling.md, thesis Table 7.4's text), which the "
              "single-fetch memories do not pay -- on the 7- and 14-pixel rows that padding is "
-             "a large share, so our dual-port bar can reach or pass the PUB's; the strided "
-             "layers' rows are read every other pixel and schedule as the stride-1 ones do.",
+             "a large share, so on the stride-1 layers our dual-port bar can reach or pass the "
+             "PUB's; on the strided layers (two input pixels per output) the second read port "
+             "counts and the PUB stays ahead, as in the thesis.",
              ""]
     for fig, labels in (("7.8", FIG_7_8), ("7.9", FIG_7_9)):
         path = img / f"fig{fig.replace('.', '_')}_resnet18.png"
