@@ -22,7 +22,10 @@ help:
 	@echo "                        its cycles (WAVES=1: FST waveform; docs/simulation.md); without"
 	@echo "                        ARCH, the smallest shipped array the app fits and routes on"
 	@echo "make test               the test suite (what CI runs)"
-	@echo "make regress            the large regressions (pytest -m regress)"
+	@echo "make regress [WORKERS=2] every app at its Table 7.1 size end to end on the RTL, one"
+	@echo "                        Dask point each (EVAL_ARGS=\"--scheduler tcp://H:P\" for a"
+	@echo "                        cluster; table into docs/simulation.md), then the large"
+	@echo "                        tests (pytest -m regress)"
 	@echo "make verilog [ARCH=pub] write generated Verilog and register maps to rtl/"
 	@echo "                        (ARCH=cgra_4x4|cgra_4x16|cgra_8x8|cgra_16x32: the whole"
 	@echo "                        accelerator too)"
@@ -62,7 +65,8 @@ test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) -q
 
 regress: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) -q -m regress -o addopts=""
+	$(UBC) regress --workers $(WORKERS) --doc $(EVAL_ARGS); status=$$?; \
+	$(PY) -m pytest -n $(JOBS) -q -m regress -o addopts="" && exit $$status
 
 fpga: $(STAMP)
 	$(UBGEN) fpga --target $(TARGET) --design $(DESIGN)

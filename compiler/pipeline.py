@@ -75,6 +75,13 @@ class CompileResult:
     inputs: dict | None = None        # the app's inputs for options.seed
     golden: Golden | None = None
     done: list[str] = field(default_factory=list)
+    tiling: object = None             # compiler.tiling.plan.TilePlan: runs of a tile Program
+    whole: AppSource | None = None    # the whole app when ``program`` is its tile
+
+    @property
+    def runs(self) -> int:
+        """How many runs of this configuration the app takes (1 unless tiled)."""
+        return self.tiling.runs if self.tiling is not None else 1
 
     @property
     def module(self):
@@ -138,7 +145,11 @@ class CompileResult:
                 "resources": {k: {"need": n, "have": c} for k, (n, c) in
                               self.resources().items()},
                 "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
-                "compile_seconds": round(sum(self.seconds.values()), 3)}
+                "compile_seconds": round(sum(self.seconds.values()), 3),
+                "runs": self.runs,
+                **({"tile": list(self.tiling.shape),
+                    "cycles_total": self.runs * net.cycles_predicted}
+                   if self.tiling is not None else {})}
 
     # ---------------------------------------------------------------------------- the flow
 
@@ -162,8 +173,9 @@ class CompileResult:
         if self.golden is None:
             from .frontend.source import app_inputs, establish_golden
             t = time.perf_counter()
-            self.inputs = app_inputs(self.source, self.options.seed)
-            self.golden = establish_golden(self.source, self.inputs)
+            source = self.whole or self.source
+            self.inputs = app_inputs(source, self.options.seed)
+            self.golden = establish_golden(source, self.inputs)
             self.seconds["golden"] = time.perf_counter() - t
         return self.golden
 
@@ -204,8 +216,11 @@ class CompileResult:
         self.pnr = place_and_route(self.netlist, self.arch, seed=self.options.seed, **extra)
 
     def _stage_bundle(self) -> None:
-        from .backend.bundle import make_bundle
+        from .backend.bundle import make_bundle, make_tiled_bundle
         golden = self.establish_golden()
+        if self.tiling is not None:
+            self.bundle = make_tiled_bundle(self.netlist, self.arch, self.pnr, self.tiling)
+            return
         self.bundle = make_bundle(self.netlist, self.arch, self.pnr, self.inputs,
                                   golden.outputs)
 
@@ -271,9 +286,10 @@ def _levels(program: Program) -> dict[str, str]:
 def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None = None,
                   policy: str | None = None, balance: bool = True, params=None):
     """Map every unified buffer of ``scheduled`` (the memory levels the Program asks for).
-    When mapping refuses a buffer that ops delayed by :mod:`compiler.schedule.delay` write or
-    read, the program is scheduled again (``params``, default: the arch's) with those ops at
-    their earliest start, until no refused buffer is touched by a delayed op. Returns
+    When mapping refuses a buffer that ops delayed by :mod:`compiler.schedule.delay` (or
+    initializations placed by :mod:`compiler.schedule.init_place`) write or read, the program
+    is scheduled again (``params``, default: the arch's) with those ops where the scheduler put
+    them, until no refused buffer is touched by a moved op. Returns
     ``(scheduled, impls, refused)``."""
     from .mapping.map_buffer import map_buffers
     from .mapping.shift_register import DEFAULT_THRESHOLD
@@ -283,7 +299,8 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
     impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program))
     early: set[str] = set()
     while refused:
-        delayed = scheduled.optimized.info.get("delayed") or {}
+        delayed = dict.fromkeys(scheduled.optimized.info.get("delayed") or {})
+        delayed.update(dict.fromkeys(scheduled.optimized.info.get("init_placed") or ()))
         touch = {op.name for op in scheduled.program.ops() if op.name in delayed and (
             op.store.buffer in refused or any(ld.buffer in refused for ld in op.loads))}
         if not touch - early:
@@ -355,34 +372,138 @@ class ArchChoice:
         return f"arch {self.arch}: the smallest shipped array {app} {how}{why}"
 
 
+def size_errors() -> tuple[type[BaseException], ...]:
+    """What a whole program that is too large for an arch raises: the cycle counter
+    (``ScheduleError``), a memory or chain it cannot have (``MappingError``), a register value
+    that does not fit (``NetlistError``); tiling may cure each (:func:`compile_fitting`)."""
+    from .mapping.common import MappingError
+    from .schedule.verify import ScheduleError
+    return (ScheduleError, MappingError, NetlistError)
+
+
+def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=None,
+                  shape: tuple[int, ...] | None = None, **options) -> CompileResult:
+    """The app as runs of one tile (:mod:`compiler.tiling`): the tile shape with the fewest
+    runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist),
+    or the given output tile ``shape``. Raises :class:`compiler.tiling.region.TilingError` (a
+    ``ValueError``) when none does (when the given shape does not)."""
+    from .tiling.choose import choose
+    from .tiling.plan import plan_tiles
+    from .tiling.region import TilingError
+    from .backend.pnr import PnRError
+    done: dict[int, CompileResult] = {}
+    # the bundle of a tiled result needs its plan: built once the plan is attached
+    stop = STAGES[min(max(STAGES.index(until), STAGES.index("netlist")), STAGES.index("pnr"))]
+    if isinstance(arch, (str, Path)):
+        arch = load_arch(arch)
+
+    def fits(plan) -> str | None:
+        try:
+            r = compile_app(plan.program, arch, source.sizes, until="netlist", **options)
+            ok, why = r.fits()
+            if not ok:
+                return why
+            r.run(stop)
+        except size_errors() + (FitError, PnRError) as e:
+            return str(e).splitlines()[0]
+        done[id(plan)] = r
+        return None
+
+    if shape is None:
+        plan = choose(source.program, arch, fits, log=log).plan
+    else:
+        plan = plan_tiles(source.program, tuple(shape))
+        why = fits(plan)
+        if why is not None:
+            raise TilingError(f"{source.name}: tile {list(plan.shape)} does not fit "
+                              f"{arch.name} ({why})")
+    result = done[id(plan)]
+    result.app, result.whole, result.tiling = source.name, source, plan
+    if STAGES.index(until) > STAGES.index(stop):
+        result.run(until)
+    return result
+
+
+def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str, int] | None
+                    = None, *, until: str = "netlist", tile: bool = True, log=None,
+                    **options) -> CompileResult:
+    """:func:`compile_app` through ``until``; when the whole program does not fit ``arch``
+    (its resources, the cycle counter, a memory chain: :func:`size_errors`), and ``tile``,
+    the app as runs of one tile (:func:`compile_tiled`)."""
+    arch = arch if isinstance(arch, Arch) else load_arch(arch)
+    stop = until if STAGES.index(until) >= STAGES.index("netlist") else "netlist"
+    try:
+        result = compile_app(app, arch, sizes, until=stop, **options)
+        ok, why = result.fits()
+        if ok:
+            return result
+    except size_errors() as e:
+        if not tile:
+            raise
+        why = str(e).splitlines()[0]
+        result = None
+    if not tile:
+        raise FitError(why)
+    from .frontend.source import AppSource, load_app
+    source = (AppSource(app.name, app, None, dict(sizes or {})) if isinstance(app, Program)
+              else result.source if result is not None else load_app(str(app), sizes or {}))
+    if log:
+        log(f"{source.name} as a whole does not fit {arch.name} ({why}): tiling")
+    return compile_tiled(source, arch, until, log=log, **options)
+
+
 def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None, *,
-                        until: str = "netlist", **options) -> tuple[CompileResult, ArchChoice]:
+                        until: str = "netlist", tile: bool = False, log=None,
+                        **options) -> tuple[CompileResult, ArchChoice]:
     """The default arch of everything that runs on the array (docs/cli.md): compile ``app``
     on each shipped array, smallest first (:func:`shipped_arrays`), and keep the first whose
     resources it fits; with ``until`` at ``pnr`` or later, the first it also places and routes
-    on (register padding may need more PEs than the netlist counts). Raises a one-line
-    :class:`FitError` when no shipped array holds it. ``options`` go to :func:`compile_app`."""
+    on (register padding may need more PEs than the netlist counts). With ``tile``, an app that
+    does not fit an array as a whole is tried as runs of one tile there
+    (:func:`compile_tiled`) before the next array. Raises a one-line :class:`FitError` when no
+    shipped array holds it. ``options`` go to :func:`compile_app`."""
     from .backend.pnr import PnRError
+    from .tiling.region import TilingError
     routes = STAGES.index(until) >= STAGES.index("pnr")
     passed: list[str] = []
     mapped: CompileResult | None = None
     for name in shipped_arrays():
         arch = load_arch(name)
-        if mapped is not None and _same_mapping_params(mapped.arch, arch):
-            # the schedule and the buffer mapping read only these parameters: keep them
-            result = replace(mapped, arch=arch, seconds=dict(mapped.seconds), netlist=None,
-                             pnr=None, bundle=None, done=list(STAGES[:STAGES.index("map") + 1]))
+        try:
+            if mapped is not None and _same_mapping_params(mapped.arch, arch):
+                # the schedule and the buffer mapping read only these parameters: keep them
+                result = replace(mapped, arch=arch, seconds=dict(mapped.seconds),
+                                 netlist=None, pnr=None, bundle=None,
+                                 done=list(STAGES[:STAGES.index("map") + 1]))
+            else:
+                result = compile_app(app, arch, sizes, until="map", **options)
+                mapped = result
+            short = [f"needs {need} {res}, has {cap}"
+                     for res, (need, cap) in result.context_resources().items() if need > cap]
+            if short:       # tiling keeps the shared units: the next array
+                passed.append(f"{name}: {short[0]}")
+                continue
+            result.run("netlist")
+        except size_errors() as e:
+            if not tile:
+                raise
+            short = [str(e).splitlines()[0]]
         else:
-            result = compile_app(app, arch, sizes, until="map", **options)
-            mapped = result
-        short = [f"needs {need} {res}, has {cap}"
-                 for res, (need, cap) in result.context_resources().items() if need > cap]
-        if short:
-            passed.append(f"{name}: {short[0]}")
-            continue
-        result.run("netlist")
-        short = [f"needs {need} {res}, has {cap}"
-                 for res, (need, cap) in result.resources().items() if need > cap]
+            short = [f"needs {need} {res}, has {cap}"
+                     for res, (need, cap) in result.resources().items() if need > cap]
+        if short and tile:
+            from .frontend.source import AppSource, load_app
+            source = (mapped.source if mapped is not None else
+                      AppSource(app.name, app, None, dict(sizes or {}))
+                      if isinstance(app, Program) else load_app(str(app), sizes or {}))
+            if log:
+                log(f"{source.name} as a whole does not fit {name} ({short[0]}): tiling")
+            try:
+                return (compile_tiled(source, arch, until, log=log, **options),
+                        ArchChoice(name, passed, routes))
+            except (TilingError, PnRError) as e:
+                passed.append(f"{name}: {short[0]}; tiled: {str(e).splitlines()[0]}")
+                continue
         if short:
             passed.append(f"{name}: {short[0]}")
             continue
@@ -392,11 +513,11 @@ def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None,
             passed.append(f"{name}: {str(e).splitlines()[0]}")
             continue
         return result, ArchChoice(name, passed, routes)
-    raise FitError(f"{result.app} fits no shipped array ({'; '.join(passed)})")
+    raise FitError(f"{getattr(app, 'name', app)} fits no shipped array ({'; '.join(passed)})")
 
 
 __all__ = ["CompileResult", "compile_app", "check_result", "DEFAULT_ARCH", "STAGES",
            "PUB_ARCH", "shipped_arrays", "compile_on_smallest", "ArchChoice",
            "FitError", "require_fit", "resources", "tile_capacity", "NetlistError",
-           "context_need",
+           "context_need", "compile_fitting", "compile_tiled", "size_errors",
            "user_errors"]

@@ -56,6 +56,8 @@ def validate_bundle(bundle: dict, address_map: dict | None = None) -> dict:
     that it is for that arch and every address lies in it. Returns the bundle."""
     if not isinstance(bundle, dict):
         raise BundleError("a bundle is a JSON object")
+    if "tiling" in bundle:
+        return validate_tiled_bundle(bundle, address_map)
     missing = [f for f in FIELDS if f not in bundle]
     if missing:
         raise BundleError(f"bundle lacks field(s) {', '.join(missing)}")
@@ -91,6 +93,63 @@ def validate_bundle(bundle: dict, address_map: dict | None = None) -> dict:
     return bundle
 
 
+TILED_FIELDS = ("app", "arch", "bitstream", "cycles_predicted", "done_cycle", "output_writes",
+                "input_map", "output_map", "tiling")
+
+
+def validate_tiled_bundle(bundle: dict, address_map: dict | None = None) -> dict:
+    """A tiled bundle (``compiler.backend.bundle.make_tiled_bundle``): the fields, the GLB
+    words of both maps inside the global buffer, every map index inside its tile buffer's box
+    at every tile's ``lows`` and inside the whole buffer, and each tile's box inside the whole
+    output."""
+    missing = [f for f in TILED_FIELDS if f not in bundle]
+    if missing:
+        raise BundleError(f"tiled bundle lacks field(s) {', '.join(missing)}")
+    for f in ("cycles_predicted", "done_cycle", "output_writes"):
+        v = bundle[f]
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < 1 << 32:
+            raise BundleError(f"bundle field '{f}' is not a 32-bit unsigned integer: {v!r}")
+    if bundle["done_cycle"] <= bundle["cycles_predicted"]:
+        raise BundleError("bundle's done_cycle must come after cycles_predicted")
+    words = None
+    if address_map is not None:
+        if address_map.get("arch") != bundle["arch"]:
+            raise BundleError(f"bundle is for arch {bundle['arch']}, the model is "
+                              f"{address_map.get('arch')}")
+        words = address_map["glb"]["banks"] * address_map["glb"]["bank_words"]
+    t = bundle["tiling"]
+    shapes = t.get("shapes", {})
+    if not t.get("tiles"):
+        raise BundleError("tiled bundle has no tiles")
+    for name in ("input_map", "output_map"):
+        for b, pairs in bundle[name].items():
+            if b not in shapes:
+                raise BundleError(f"bundle field '{name}': buffer {b} has no whole shape")
+            for w, idx in pairs:
+                if not (isinstance(w, int) and w >= 0 and (words is None or w < words)):
+                    raise BundleError(f"bundle field '{name}': GLB word {w} is outside the "
+                                      f"global buffer")
+                if len(idx) != len(shapes[b]):
+                    raise BundleError(f"bundle field '{name}': {b}{idx} has the wrong rank")
+            if not pairs:
+                continue
+            lo = [min(i[d] for _w, i in pairs) for d in range(len(shapes[b]))]
+            hi = [max(i[d] for _w, i in pairs) for d in range(len(shapes[b]))]
+            for tile in t["tiles"]:
+                at = tile["lows"][b]
+                if not all(0 <= a + l and a + h < n for a, l, h, n in
+                           zip(at, lo, hi, shapes[b])):
+                    raise BundleError(f"bundle field '{name}': {b} at a tile's lows {at} "
+                                      f"reaches outside {shapes[b]}")
+    for tile in t["tiles"]:
+        for b in t["outputs"]:
+            if not all(0 <= lo <= hi < n for (lo, hi), n in zip(tile["box"], shapes[b])):
+                raise BundleError(f"tile box {tile['box']} is outside output {b} {shapes[b]}")
+    if not bundle["bitstream"]:
+        raise BundleError("bundle's bitstream is empty")
+    return bundle
+
+
 def load_bundle(path: str | Path, address_map: dict | None = None) -> dict:
     """Read and validate a bundle file."""
     try:
@@ -118,6 +177,7 @@ def host_plan(address_map: dict) -> dict:
     return {"control": {r["name"]: r["address"] for r in address_map["control"]},
             "control_access": {r["name"]: r["access"] for r in address_map["control"]},
             "glb_base": address_map["glb"]["base"],
+            "glb_rows_base": address_map["glb_rows"]["base"],
             "glb_words": address_map["glb"]["banks"] * address_map["glb"]["bank_words"],
             "tile_base": t["base"], "tile_id_shift": t["tile_id_shift"],
             "tile_spans": {str(k): v for k, v in tile_spans(address_map).items()},

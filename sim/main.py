@@ -129,18 +129,21 @@ PUB_ARCH = "pub"                 # default arch of the PUB level
 
 
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
-              out_dir: Path | None = None, log=print) -> dict:
+              out_dir: Path | None = None, log=None, progress=True) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
     :func:`record_path`). The golden comes first (``compiler.frontend.source.establish_golden``): when the
     interpreter and the app's reference (or real Halide) disagree, the record says
     ``passed: false`` with the first differing word and nothing is compiled or simulated.
     Raises the compiler's and place and route's one-line errors (``ValueError``/``KeyError``
-    subclasses) before anything is written."""
-    from compiler.pipeline import compile_app, compile_on_smallest, require_fit, shipped_arrays
+    subclasses) before anything is written. ``progress``: where the simulation's live progress
+    goes (True: standard output; a stream; None: nowhere)."""
+    from compiler.pipeline import (compile_app, compile_fitting, compile_on_smallest,
+                                   shipped_arrays)
     from compiler.frontend.source import GoldenMismatch, effective_sizes
     from sim.array_run import model_for, run_bundle
 
     t0 = time.perf_counter()
+    log = log or (lambda msg: print(msg, flush=True))
     say = lambda msg: log(f"[{time.perf_counter() - t0:7.1f} s] {msg}")
     # the golden needs no arch: establish it on the frontend alone, before compiling
     front = compile_app(app, arch_name or shipped_arrays()[0], sizes, until="frontend",
@@ -158,11 +161,11 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     say(f"golden: {golden.describe()}")
     t = time.perf_counter()
     if arch_name is None:
-        result, choice = compile_on_smallest(app, sizes, until="pnr", seed=seed)
+        result, choice = compile_on_smallest(app, sizes, until="pnr", seed=seed, tile=True,
+                                             log=say)
         say(choice.describe(result.app))
     else:
-        result = front.run("netlist")
-        require_fit(result)
+        result = compile_fitting(app, arch_name, sizes, until="netlist", seed=seed, log=say)
     result.inputs, result.golden = front.inputs, golden
     base["arch"] = result.arch.name
     out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"], result.source)
@@ -171,6 +174,10 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     say(f"compile: {rep['app']} on {rep['arch']}: {rep['pes']} PEs, {rep['mems']} MEMs, "
         f"{rep['ios']} IOs, {rep['registers']} register stages, {rep['cycles_predicted']} "
         f"cycles predicted ({compile_seconds:.1f} s)")
+    if result.tiling is not None:
+        say(f"tiled: {result.runs} runs of an output tile {list(result.tiling.shape)} "
+            f"({result.tiling.host_words()} host words per run), "
+            f"{rep['cycles_predicted']} cycles per run, {rep['cycles_total']} in all")
     t = time.perf_counter()
     pnr = result.run("pnr").pnr
     pnr_seconds = time.perf_counter() - t
@@ -178,14 +185,24 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     say(f"route: {pnr.route_seconds:.1f} s (place and route {pnr_seconds:.1f} s); "
         f"bitstream check {pnr.check.summary()}")
     bundle = result.run("bundle").bundle
-    say(f"bundle: {len(bundle['bitstream'])} configuration words, "
-        f"{len(bundle['glb_inputs'])} input and {len(bundle['glb_outputs'])} output GLB words")
+    if result.tiling is not None:
+        say(f"bundle: {len(bundle['bitstream'])} configuration words, per run "
+            f"{sum(map(len, bundle['input_map'].values()))} input and "
+            f"{sum(map(len, bundle['output_map'].values()))} output GLB words")
+    else:
+        say(f"bundle: {len(bundle['bitstream'])} configuration words, "
+            f"{len(bundle['glb_inputs'])} input and {len(bundle['glb_outputs'])} output GLB "
+            f"words")
     model = model_for(result.arch, _waves(waves), say)
     if model["cached"]:
         say("Verilator build: 0 s (model cached)")
     else:
         say(f"Verilator build: {model['verilator_build_seconds']:.1f} s")
-    res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model)
+    arrays = ({"inputs": front.inputs, "expected": golden.outputs}
+              if result.tiling is not None else None)
+    res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model,
+                     arrays=arrays,
+                     progress=sys.stdout if progress is True else progress or None)
     record = dict(base, golden=golden.kind, golden_checked=list(golden.checked),
                   pes=rep["pes"], mems=rep["mems"], ios=rep["ios"],
                   registers=rep["registers"], bitstream_words=len(bundle["bitstream"]),
@@ -193,7 +210,9 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
                   cycles_predicted=bundle["cycles_predicted"],
                   cycles_measured=res["cycles_measured"], first_write=res.get("first_write"),
                   glb_writes=res.get("writes"), output_writes=bundle["output_writes"],
-                  output_words=len(bundle["glb_outputs"]), error=res.get("error"),
+                  output_words=(sum(int(np.prod(np.shape(a))) for a in golden.outputs.values())
+                                if result.tiling is not None else len(bundle["glb_outputs"])),
+                  error=res.get("error"),
                   match=res["match"], passed=res["passed"], failures=res["failures"],
                   compile_seconds=round(compile_seconds, 2),
                   pnr_seconds=round(pnr_seconds, 2),
@@ -201,9 +220,37 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
                   verilator_build_seconds=round(model["verilator_build_seconds"], 1),
                   sim_seconds=res["sim_seconds"], sim_cycles=res.get("sim_cycles"),
                   stages=res.get("stages", {}), model_sha256=model["sha256"])
+    if result.tiling is not None:
+        record.update(runs=result.runs, tile=list(result.tiling.shape),
+                      cycles_per_run=bundle["cycles_predicted"],
+                      cycles_total=result.runs * bundle["cycles_predicted"],
+                      runs_measured=[t["last_write"] for t in res.get("tiles", [])])
     if res.get("waves"):
         record["waves"] = res["waves"]
+    outputs = res.get("outputs") or (golden.outputs if res["passed"] else {})
+    record["images"] = write_images(out, front.inputs, outputs)
     return _write_record(record, out)
+
+
+def write_images(record: Path, inputs: dict, outputs: dict) -> list[str]:
+    """The image apps' inputs and outputs as PNG files next to the JSON record
+    (``<record>.<buffer>.png``): 2-D buffers, or 3-D ones with 3 colour channels last; values
+    scaled to 8 bits by the array's maximum when it exceeds 255. Returns the files written."""
+    from PIL import Image
+    files = []
+    for name, arr in list(inputs.items()) + list(outputs.items()):
+        a = np.asarray(arr).astype(np.int64)
+        if not (a.ndim == 2 or (a.ndim == 3 and a.shape[2] == 3)) or min(a.shape[:2]) < 2:
+            continue
+        a = np.clip(a, 0, None)
+        top = int(a.max()) if a.size else 0
+        if top > 255:
+            a = a * 255 // top
+        img = Image.fromarray(np.ascontiguousarray(np.swapaxes(a, 0, 1)).astype(np.uint8))
+        path = record.with_name(f"{record.stem}.{name}.png")
+        img.save(path)
+        files.append(str(path))
+    return files
 
 
 def record_path(out_dir: Path, app: str, arch: str, source) -> Path:
@@ -304,12 +351,15 @@ def main_array(args) -> int:
         print(f"sim: error: {_one_line(e)}", file=sys.stderr)
         return 2
     verdict = "PASS" if rec["passed"] else "FAIL"
+    tiled = (f"; {rec['runs']} runs of tile {rec['tile']}: {rec['cycles_per_run']} cycles per "
+             f"run, {rec['cycles_total']} in all" if rec.get("runs") else "")
     if "cycles_measured" not in rec:              # the golden failed: nothing was simulated
         print(f"\n{rec['app']} on {rec['arch']}: FAIL  {rec['failures'][0]} -> {rec['json']}")
         return 1
     print(f"\n{rec['app']} on {rec['arch']}: {verdict}  golden: {rec['golden']}; "
           f"{'bit-exact' if rec['match'] else 'MISMATCH'} ({rec['output_words']} words); "
-          f"cycles measured {rec['cycles_measured']} / predicted {rec['cycles_predicted']}; "
+          f"cycles measured {rec['cycles_measured']} / predicted {rec['cycles_predicted']}"
+          f"{tiled}; "
           f"{rec['glb_writes']} GLB writes; ERROR {rec['error']}; {rec['pes']} PEs, "
           f"{rec['mems']} MEMs, {rec['ios']} IOs; compile {rec['compile_seconds']:.1f} s, "
           f"pnr {rec['pnr_seconds']:.1f} s, Verilator build {rec['verilator_build_seconds']:.0f} s, "

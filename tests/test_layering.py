@@ -1,6 +1,8 @@
 """The import rules of docs/design.md §2, checked on the source and in fresh interpreters:
 
 * ubgen never imports compiler, sim or apps;
+* the compiler never imports sim at module level, and inside a function only in the tools on
+  top (the CLI and the sweep: ``ubc sim``, the sweep's ``sim`` stage);
 * no compiler stage imports a later stage (the order of docs/design.md §3);
 * importing the compiler (driver, IR, passes, backend, cycle models) and compiling an app to its
   netlist does not import Amaranth; nor do ubgen's exports (arch, op encoding, register maps,
@@ -100,6 +102,48 @@ def driver_violations(files) -> list[str]:
             if mod.startswith(DRIVER):
                 bad.append(f"{name} imports {mod}")
     return sorted(set(bad))
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    """Absolute names of the modules ``path`` imports at module level (not in functions)."""
+    tree = ast.parse(path.read_text(), str(path))
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            out.add(node.module or "")
+    return out
+
+
+def sim_violations(files) -> list[str]:
+    """Compiler modules importing the simulator: at module level anywhere, inside functions
+    outside the tools on top (docs/design.md §2)."""
+    bad = []
+    for path, name, pkg in files:
+        top = {m for m in _top_level_imports(path) if m.split(".")[0] == "sim"}
+        bad += [f"{name} imports {m} at module level" for m in sorted(top)]
+        if not name.startswith(("compiler.cli", "compiler.sweep")):
+            bad += [f"{name} imports {m}" for m in sorted(_imports(path, pkg))
+                    if m.split(".")[0] == "sim"]
+    return sorted(set(bad))
+
+
+def test_compiler_imports_sim_only_lazily_in_the_tools_on_top():
+    assert sim_violations(_modules("compiler")) == []
+
+
+def test_sim_check_sees_violations(tmp_path):
+    """Negative controls: the sweep importing the simulator at module level, and a backend
+    module importing it inside a function, are reported."""
+    src = tmp_path / "x.py"
+    src.write_text("from sim.array_run import run_bundle\n")
+    assert sim_violations([(src, "compiler.sweep.x", "compiler.sweep")]) == [
+        "compiler.sweep.x imports sim.array_run at module level"]
+    src.write_text("def f():\n    from sim.array_run import run_bundle\n")
+    assert sim_violations([(src, "compiler.sweep.x", "compiler.sweep")]) == []
+    assert "compiler.backend.x imports sim.array_run" in sim_violations(
+        [(src, "compiler.backend.x", "compiler.backend")])
 
 
 def test_no_stage_imports_the_driver():

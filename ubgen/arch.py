@@ -6,7 +6,7 @@ two always agree on sizes, widths and latencies (docs/design.md §2, "one source
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from .paths import CONSTRAINTS_DIR
@@ -24,12 +24,28 @@ class ArchError(ValueError):
     """A constraints file is missing, malformed, or describes an impossible architecture."""
 
 
+CONTROLLER_KINDS = ("in2agg", "agg2sram", "sram2tb", "tb2out", "wr", "rd", "glb2f", "f2glb")
+"""The controller kinds of the generated blocks: the PUB's four streams (thesis Fig. 6.4), the
+DP-SRAM + AG buffer's write and read (Fig. 6.1) and the IO tile's two GLB streams. Each kind
+may have its own number of loop levels (``[controller.dims]``, docs/controllers.md)."""
+
+
 @dataclass(frozen=True)
 class ControllerParams:
-    """Widths of one ID/AG/SG controller (docs/design.md §4)."""
+    """Widths of one ID/AG/SG controller (docs/design.md §4, docs/controllers.md "Sizes").
+
+    ``max_dims`` is the number of loop levels of a controller kind not named in ``dims``
+    (``(kind, levels)`` pairs from ``[controller.dims]``); :meth:`for_kind` gives one kind's
+    parameters. ``extent_width`` bounds a (possibly fused) loop's trip count, ``cycle_width``
+    the unstalled-cycle counter and every schedule register."""
     max_dims: int = 6
     extent_width: int = 16
     cycle_width: int = 20
+    dims: tuple[tuple[str, int], ...] = ()
+
+    def for_kind(self, kind: str) -> "ControllerParams":
+        """The parameters of one controller of ``kind`` (its levels from ``dims``)."""
+        return replace(self, max_dims=dict(self.dims).get(kind, self.max_dims), dims=())
 
 
 @dataclass(frozen=True)
@@ -44,11 +60,18 @@ class PUBParams:
     agg_depth: int = 2
     tb_depth: int = 2
     chain_bits: int = 4
+    agg_slack_width: int = 4
     controller: ControllerParams = ControllerParams()
 
     @property
     def sram_addr_width(self) -> int:
         return _clog2(self.sram_depth)
+
+    @property
+    def max_agg_slack(self) -> int:
+        """The largest ``agg2sram`` slack (cycles an AGG -> SRAM write may wait after the
+        earliest, docs/pub.md): the delay line holds ``2**agg_slack_width`` cycles."""
+        return (1 << self.agg_slack_width) - 1
 
     @property
     def agg_words(self) -> int:
@@ -183,6 +206,28 @@ def _section(data: dict, name: str, cls, source: str, extra: dict | None = None,
     return cls(**kwargs)
 
 
+def _controller(data: dict, source: str) -> ControllerParams:
+    """``[controller]`` with its ``[controller.dims]`` table (levels per controller kind)."""
+    table = data.get("controller", {})
+    if not isinstance(table, dict):
+        raise ArchError(f"{source}: [controller] must be a table")
+    dims = table.get("dims", {})
+    if not isinstance(dims, dict):
+        raise ArchError(f"{source}: [controller.dims] must be a table of controller kinds")
+    rest = {k: v for k, v in table.items() if k != "dims"}
+    ctrl = _section({"controller": rest}, "controller", ControllerParams, source)
+    for kind, n in dims.items():
+        if kind not in CONTROLLER_KINDS:
+            raise ArchError(f"{source}: unknown controller kind '{kind}' in [controller.dims] "
+                            f"(kinds: {', '.join(CONTROLLER_KINDS)})")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 6:
+            raise ArchError(f"{source}: [controller.dims] {kind} must be an integer 1..6, "
+                            f"got {n!r}")
+    if ctrl.max_dims > 6:
+        raise ArchError(f"{source}: [controller] max_dims must be at most 6")
+    return replace(ctrl, dims=tuple(sorted(dims.items())))
+
+
 def arch_file(path: str | Path) -> Path:
     """The constraints file an arch name (``ubgen/constraints/arch/<name>.toml``) or path names."""
     p = Path(path)
@@ -207,9 +252,7 @@ def load_arch(path: str | Path = "pub") -> Arch:
         raise ArchError(f"{source}: the word width is not configurable (fixed at {WORD_WIDTH} "
                         f"bits, ubgen.arch.WORD_WIDTH); remove [word] width / word_width")
     word = WORD_WIDTH
-    ctrl = _section(data, "controller", ControllerParams, source)
-    if ctrl.max_dims > 6:
-        raise ArchError(f"{source}: [controller] max_dims must be at most 6")
+    ctrl = _controller(data, source)
     pub = _section(data, "pub", PUBParams, source, {"word_width": word, "controller": ctrl})
     dp = _section(data, "dpbuf", DPBufParams, source, {"word_width": word, "controller": ctrl})
     for label, n in (("pub.fetch_width", pub.fetch_width), ("pub.sram_depth", pub.sram_depth),
@@ -217,6 +260,8 @@ def load_arch(path: str | Path = "pub") -> Arch:
                      ("dpbuf.sram_depth", dp.sram_depth)):
         if not _is_pow2(n):
             raise ArchError(f"{source}: {label} must be a power of two, got {n}")
+    if not 1 <= pub.agg_slack_width <= 8:
+        raise ArchError(f"{source}: pub.agg_slack_width must be 1..8, got {pub.agg_slack_width}")
     if pub.sram_read_latency != 1 or dp.read_latency != 1:
         raise ArchError(f"{source}: only SRAM read latency 1 is supported")
     mem = _section(data, "mem", MemParams, source)
@@ -242,6 +287,9 @@ def load_arch(path: str | Path = "pub") -> Arch:
     glb = _section(data, "glb", GLBParams, source)
     if not _is_pow2(glb.bank_words):
         raise ArchError(f"{source}: glb.bank_words must be a power of two, got {glb.bank_words}")
+    if glb.bank_words < 4:      # ubgen.glb.spec.ROW_WORDS: a bank is rows of four words
+        raise ArchError(f"{source}: glb.bank_words must be at least 4 (one row of the global "
+                        f"buffer), got {glb.bank_words}")
     schedule = _section(data, "schedule", ScheduleParams, source, allow_zero=True)
     return Arch(name=p.stem, pub=pub, dpbuf=dp, mem=mem, area=area, array=array, glb=glb,
                 schedule=schedule, raw=data)

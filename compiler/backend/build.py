@@ -28,7 +28,10 @@ bank is split over several IO tiles by its outer loop (inputs merged again by ``
 the tiles' valid bits). On-chip buffers become MEM tiles with their PUB registers (chained tiles
 in a chain), shift registers become edge latency, register files MEM tiles in register-file
 mode, lookup tables MEM tiles in ROM mode, and bank selects ``SEL`` PEs whose select bits are
-MEM valid outputs or schedule generators (a spare ``tb2out`` controller of a MEM tile).
+MEM valid outputs or schedule generators (a spare ``tb2out`` controller of a MEM tile). A kernel's
+loop phase (``x % 2 == 0``, :class:`~compiler.ir.expr.LoopPhase`) is a schedule generator too:
+its controller walks the op's iterations whose loop value has the phase, at the op's cycles, so
+its ``valid`` is the phase bit at every cycle the op fires (constant phases are constant bits).
 """
 from __future__ import annotations
 
@@ -113,6 +116,7 @@ class _Builder:
         self.shared: list[SharedUnit] = []
         self.context_banks: set[tuple[str, str]] = set()     # (buffer, bank) in context tiles
         self.issue_timers: dict[tuple, Source] = {}       # issue controller -> its valid_out
+        self.phase_timers: dict[tuple, tuple] = {}      # pseudo-stream key -> controller
 
     # --- helpers --------------------------------------------------------------------------
     def pe(self, node: str, pe_op: PEOp, inputs: dict[str, Operand] | None = None, *,
@@ -228,10 +232,15 @@ class _Builder:
             raise NetlistError(f"op {op.name}: kernel {kg.name} needs {R + kg.depth} cycles, "
                                f"the schedule gives it {L}")
         loads = [(a.buffer, f"{op.name}_ld{k}") for k, a in enumerate(op.loads)]
+        phases = [self.phase_stream(op.name, sched, ph) for ph in kg.phases]
         names = [f"{op.name}.{i}" for i in range(len(kg.nodes))]
         attrs = {"op": op.name, "kernel": kg.name}
         for i, kn in enumerate(kg.nodes):
+            kn = _constant_phases(kn, phases)
             self.kernel_node(names[i], kn, {**attrs, "knode": i}, op.name)
+            for port, opd in kn.inputs.items():
+                if opd.kind == "phase":
+                    self.demand(phases[opd.value], names[i], port, R + kn.sample, 1)
         for i, kn in enumerate(kg.nodes):
             for port, opd in kn.inputs.items():
                 width = 1 if port.startswith("bit") else WORD_WIDTH
@@ -248,6 +257,50 @@ class _Builder:
             self.streams[store] = Alias(loads[res.value], -L)
         else:
             self.streams[store] = self.const(res.value)
+
+    def phase_stream(self, op: str, sched, ph) -> tuple | int:
+        """The pseudo-stream of loop phase ``ph`` of ``op`` (its schedule generator is made by
+        :meth:`phase_timers_`), or the phase's constant bit when every or no iteration has it.
+        The generator fires at the op's cycles of the iterations whose loop value is
+        ``ph.residue`` modulo ``ph.modulus``."""
+        if ph.loop not in sched.dims:
+            raise NetlistError(f"op {op}: loop phase {ph}: the schedule has no loop {ph.loop}")
+        k = sched.dims.index(ph.loop)
+        start, extent = sched.bounds[k]
+        first = start + (ph.residue - start) % ph.modulus
+        count = len(range(first, start + extent, ph.modulus))
+        if count in (0, extent):
+            return int(count == extent)
+        if sched.coeffs[k] == 0:
+            raise NetlistError(f"op {op}: loop phase {ph}: loop {ph.loop} does not advance the "
+                               f"op's cycle, so no signal can tell its iterations apart")
+        time = sched.offset + sum(c * s for c, (s, _) in zip(sched.coeffs, sched.bounds))
+        time += sched.coeffs[k] * (first - start)
+        extents = [e for _, e in sched.bounds]
+        strides = list(sched.coeffs)
+        extents[k], strides[k] = count, sched.coeffs[k] * ph.modulus
+        pattern = (tuple(reversed(extents)), tuple(reversed(strides)))    # innermost first
+        key = ("@phase", f"{op}: {ph}")
+        self.phase_timers[key] = (pattern, time, f"op {op}: loop phase {ph}")
+        return key
+
+    def phase_timers_(self) -> None:
+        """One schedule generator (:meth:`spare_controller`) per distinct pattern of loop-phase
+        cycles: the earliest of the phases with that pattern gets it, the later ones read it
+        delayed (routing latency)."""
+        first: dict[tuple, tuple[int, tuple]] = {}
+        for key, (pattern, time, _what) in self.phase_timers.items():
+            if pattern not in first or time < first[pattern][0]:
+                first[pattern] = (time, key)
+        for key, (pattern, time, what) in self.phase_timers.items():
+            t0, owner = first[pattern]
+            if key == owner:
+                extents, strides = pattern
+                cfg = ControllerConfig(extents, AffineMap(time, strides),
+                                       {"tb": AffineMap(0, (0,) * len(extents))})
+                self.streams[key] = self.spare_controller(cfg, what, None)
+            else:
+                self.streams[key] = Alias(owner, t0 - time)
 
     def kernel_node(self, name: str, kn: KNode, attrs: dict, op: str) -> None:
         if kn.kind == "pe":
@@ -423,11 +476,12 @@ class _Builder:
         st = port_stream(sub)
         cfg = ControllerConfig(st.extents, AffineMap(st.time.start, st.time.strides),
                                {"tb": AffineMap(0, (0,) * len(st.extents))})
-        return self.schedule_generator(cfg, f"buffer {ub.name}: select timer", ub.name)
+        return self.spare_controller(cfg, f"buffer {ub.name}: select timer", ub.name)
 
-    def schedule_generator(self, cfg: ControllerConfig, what: str, buffer: str | None) -> Source:
-        """A 1-bit signal that is 1 exactly at the cycles of ``cfg``: a spare ``tb2out``
-        controller of a MEM tile (its ``valid_out``), a new MEM tile when none is left."""
+    def spare_controller(self, cfg: ControllerConfig, what: str, buffer: str | None) -> Source:
+        """A schedule generator: a spare ``tb2out`` controller of a MEM tile (a new tile of
+        schedule generators when none is left) configured with ``cfg``; its ``valid_out`` is 1
+        exactly at ``cfg``'s cycles."""
         if not self.timers:
             node = f"timer.{self.n_timer_tiles}"
             self.n_timer_tiles += 1
@@ -450,7 +504,7 @@ class _Builder:
         cfg = issue_controller(self.schedule.ops[op.name])
         key = (cfg.extents, cfg.schedule.start, cfg.schedule.strides)
         if key not in self.issue_timers:
-            self.issue_timers[key] = self.schedule_generator(
+            self.issue_timers[key] = self.spare_controller(
                 cfg, f"op {op.name}: context timer", None)
         return self.issue_timers[key]
 
@@ -515,8 +569,20 @@ class _Builder:
         self.ops()
         self.buffers_()
         self.selects()
+        self.phase_timers_()
         self.connect()
         return self.net
+
+
+def _constant_phases(kn: KNode, phases: list) -> KNode:
+    """``kn`` with its loop-phase inputs that are constant bits (``phases[i]`` an int) turned
+    into constant operands."""
+    if not any(o.kind == "phase" and isinstance(phases[o.value], int)
+               for o in kn.inputs.values()):
+        return kn
+    inputs = {p: Operand("const", phases[o.value]) if o.kind == "phase"
+              and isinstance(phases[o.value], int) else o for p, o in kn.inputs.items()}
+    return KNode(kn.kind, inputs, kn.op, kn.table, kn.label, kn.sample)
 
 
 def _out():

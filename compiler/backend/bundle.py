@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ubgen.arch import WORD_MASK
-from .glb import input_words, output_places, output_writes
+from .glb import input_places, input_words, output_places, output_writes
 from .netlist import NetlistError
 
 
@@ -51,3 +51,25 @@ def make_bundle(net, arch, pnr, inputs: dict, golden: dict) -> dict:
             "cycles_predicted": net.cycles_predicted,
             "done_cycle": net.cycles_predicted + 1,
             "output_writes": output_writes(net, arch)}
+
+
+def make_tiled_bundle(net, arch, pnr, plan) -> dict:
+    """The bundle of a tiled app (``compiler.tiling``): one configuration run once per tile.
+    Instead of words and values it gives the tile's GLB words by element: ``input_map``
+    (``{input: [[glb_word, [index...]], ...]}``, the tile buffer's indices) and
+    ``output_map`` (where each output element's last write lands), and the ``tiling``: the
+    whole host buffers' ``shapes``, the ``outputs`` and per tile its output ``box`` (whole
+    coordinates, inclusive) and the ``lows`` of every host buffer (where the tile's buffer
+    sits in the whole one). The host runtime (``sim/host.py``) gathers each tile's input words
+    from the whole arrays, runs, reads the tile's outputs back and stitches its box."""
+    bank_words = arch.glb.bank_words
+    banks = {n: b["bank"] for n, b in pnr.io_banks().items()}
+    ins = {b: sorted([banks[n] * bank_words + off, list(e)] for n, off, e in places)
+           for b, places in input_places(net).items()}
+    outs = {b: sorted([banks[n] * bank_words + off, list(e)] for e, (n, off) in places.items())
+            for b, places in output_places(net, arch).items()}
+    return {"app": net.app, "arch": arch.name, "bitstream": pnr.bitstream.to_list(),
+            "cycles_predicted": net.cycles_predicted,
+            "done_cycle": net.cycles_predicted + 1,
+            "output_writes": output_writes(net, arch),
+            "input_map": ins, "output_map": outs, "tiling": plan.to_dict()}

@@ -42,6 +42,19 @@ def input_words(net: Netlist, inputs: dict[str, np.ndarray]) -> dict[str, dict[i
     return banks
 
 
+def input_places(net: Netlist) -> dict[str, list[tuple[str, int, tuple]]]:
+    """``{input buffer: [(IO node, offset, element), ...]}``: every word the host loads, by the
+    element it holds (an element read by several streams is loaded into each)."""
+    out: dict[str, list[tuple[str, int, tuple]]] = {}
+    for n, d in sorted(net.graph.nodes(data=True)):
+        if d["kind"] != "io" or d["stream"] != "glb2f":
+            continue
+        lay = GLBLayout.from_dict(d["glb"])
+        out.setdefault(lay.buffer, []).extend((n, lay.offset(i), tuple(i))
+                                              for i in lay.elements())
+    return out
+
+
 def output_places(net: Netlist, arch: Arch) -> dict[str, dict[tuple, tuple[str, int]]]:
     """``{output buffer: {element: (IO node, offset)}}``: where each output element's last
     write lands."""

@@ -12,8 +12,9 @@ is a stream graph: every node is a stream of values over unstalled cycles, named
 
 ``connections[port]`` is the node each logical output port reads at its scheduled cycles.
 Each PUB block carries the affine :class:`~ubgen.controller.ControllerConfig` of all its
-controllers; :meth:`PUBBlock.registers` encodes them with ``ubgen.controller.encode_controller``
-(the only encoder) and checks every value against the PUB's exported register map.
+controllers; :meth:`PUBBlock.registers` encodes them with ``ubgen.pub.encode_pub`` (the PUB's
+encoder over ``ubgen.controller.encode_controller``) and checks every value against the PUB's
+exported register map.
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ import json
 from dataclasses import dataclass, field
 
 from ubgen.arch import PUBParams
-from ubgen.controller import ControllerConfig, EncodeError, encode_controller
-from ubgen.pub import pub_layouts, pub_regmap
+from ubgen.controller import ControllerConfig, EncodeError
+from ubgen.pub import encode_pub, pub_regmap
 
 
 class RegisterWidthError(ValueError):
@@ -55,14 +56,12 @@ class PUBBlock:
 
     def registers(self, params: PUBParams) -> list[dict[str, int]]:
         """Register values of every tile (one dict per tile, register-map names)."""
-        layouts = pub_layouts(params)
         base: dict[str, int] = {"mode": 0, "chain_en": int(self.tiles > 1)}
-        for name, layout in layouts.items():
-            cfg = self.configs.get(name, ControllerConfig.disabled())
-            try:
-                base.update(encode_controller(cfg, layout))
-            except EncodeError as e:
-                raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
+        try:
+            base.update(encode_pub({n: c for n, c in self.configs.items() if c.extents},
+                                   params))
+        except EncodeError as e:
+            raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
         rm = pub_regmap(params)
         out = []
         for t in range(self.tiles):

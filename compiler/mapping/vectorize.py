@@ -44,8 +44,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ubgen.arch import PUBParams
-from ubgen.controller import AffineMap, ControllerConfig
+from ubgen.controller import AffineMap, ControllerConfig, EncodeError, fit_levels
 from ubgen.pub import pub_layouts
+from ubgen.pub.spec import agg_slacks
 
 from .common import Affine, MappingError
 
@@ -340,16 +341,26 @@ def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, n
                            f"unroll that multiplies its ports, or give each group of readers "
                            f"its own buffer")
     max_slack = 4 * fw if max_slack is None else max_slack
-    cfgs = {n: ControllerConfig.disabled() for n in pub_layouts(pub)}
+    layouts = pub_layouts(pub)
+    cfgs = {n: ControllerConfig.disabled() for n in layouts}
     # candidates per stream: (slack, configs, SRAM cycles), smallest slack first
     wcands, rcands = [], []
-    for ws in ins:
+    for p, ws in enumerate(ins):
         lst = []
-        for slack in range(max_slack + 1):
+        for slack in range(min(max_slack, pub.max_agg_slack) + 1):
             in2agg, a2s = write_configs(ws, fw, pub.agg_depth, slack)
             cyc = fire_cycles(a2s)
+            try:      # the AGG -> SRAM delay line holds it (a row's partial word waits longer)
+                agg_slacks(fit_levels(in2agg, layouts[f"in2agg_{p}"]), a2s, pub,
+                           f"agg2sram_{p}")
+            except EncodeError:
+                continue
             if len(np.unique(cyc)) == len(cyc):
                 lst.append((slack, (in2agg, a2s), cyc))
+        if not lst:
+            raise MappingError(f"buffer {name}: input {ws.name}: no AGG -> SRAM write time "
+                               f"within the {pub.max_agg_slack + 1}-cycle delay line "
+                               f"(agg2sram_{p}_slack / agg2sram_{p}_row_slack)")
         wcands.append(lst)
     for ws in outs:
         lst = []

@@ -69,15 +69,31 @@ REASONS = {
     ("VI", "resnet 8x8 block"): "the convolution is 9 sweeps x 28 rows x 32 (padded) cycles; the "
                                 "paper's schedule for the block is longer",
     ("VI", "mobilenet"): "fully unrolled layer (stencil policy), one 30x30 input stream",
-    ("VII", "unsharp"): "the paper's unsharp keeps more intermediate buffers (grayscale and "
-                        "ratio stages we leave out)",
+    ("VI", "unsharp"): "our sequential baseline runs every op instance for its full latency "
+                       "(gray 5, blur 7, ratio 9, output 5 cycles deep)",
+    ("VI", "camera"): "our sequential baseline runs every op instance for its full latency: the "
+                      "demosaic's three ops are 16, 8 and 16 cycles deep and the colour ops "
+                      "12-13, for every pixel",
+    ("VII", "unsharp"): "final: blur_unnormalized and ratio are read at the pixel they are "
+                        "written, so they need a few words each, not lines",
+    ("VII", "camera"): "sequential: the paper's camera keeps more intermediate buffers (its "
+                       "flow gives inlined functions buffers); ours are hw_input, denoised and "
+                       "demosaicked (docs/apps.md)",
     ("VII", "mobilenet"): "our layer line-buffers the depthwise input only",
     ("VII", "resnet"): "Table 7.1's 16/16 layer keeps both input-channel blocks live",
     ("IV", "resnet"): "the 64 weight banks are register files packed into MEM tiles (thesis "
                       "§5.4), not a MEM tile each",
     ("IV", "resnet 8x8 block"): "the 64 weight banks are register files packed into MEM tiles "
                                 "(thesis §5.4); counted one memory each the block is 80",
-    ("IV", "unsharp"): "fewer stages than the paper's unsharp (no grayscale / ratio)",
+    ("IV", "gaussian"): "9 products and 8 sums in 13 PEs: multiplies fused with adds into MAC "
+                        "PEs",
+    ("IV", "unsharp"): "only gray's 5-row window needs memories; blur_unnormalized and ratio "
+                       "are read at the pixel they are written (shift registers), the RGB "
+                       "copy is registers",
+    ("IV", "camera"): "PEs: per-stage counts against Halide's lowering of the generator in "
+                      "docs/apps.md (demosaic 209 PEs for 190 lowered ops, colour matrix and "
+                      "curve 42 + 3 ROMs for 30); MEMs: 2 line buffers, 3 curve ROMs and 1 "
+                      "tile of schedule generators for the Bayer phases",
     ("7.3", "resnet"): "the thesis counts 80 memories (8 input, 64 weight, 8 output banks); "
                        "our 64 weight banks are register files packed into MEM tiles, DP+AG "
                        "and Buffet count the SRAMs only",
@@ -90,6 +106,12 @@ REASONS = {
                     "modelled",
     ("7.8", "any"): "'original' is one memory per read port of every on-array buffer (the "
                     "exhaustive duplication), counted from the unified buffers, not mapped",
+    ("7.8", "unsharp"): "our RGB copy, blur_unnormalized and ratio are read at their own pixel: "
+                        "one read port each, no line; only gray's 25-tap window is a line "
+                        "buffer",
+    ("7.8", "camera"): "our demosaic reads a 3x3 window of denoised and the colour ops read "
+                       "demosaicked at their own pixel; the paper's camera has more buffers "
+                       "with more readers",
 }
 
 
@@ -172,6 +194,15 @@ def _pair(table: str, label: str, ours: tuple, theirs: tuple) -> str:
     return "; ".join(parts + ([reason] if reason else []))
 
 
+def _pair_iv(label: str, r: dict, pe: int, mem: int) -> str:
+    """``PEs x%, MEMs y%`` against Table IV and the known reason, if any."""
+    ours = (r.get("pes"), r.get("mems"))
+    parts = [f"{name} {_cmp(o, t)}" for name, o, t in zip(("PEs", "MEMs"), ours, (pe, mem))
+             if o is not None and _cmp(o, t)]
+    reason = REASONS.get(("IV", label)) if ours != (pe, mem) else None
+    return "; ".join(parts + ([reason] if reason else []))
+
+
 def _mem_parts(r: dict) -> str:
     """What the netlist's MEM tiles hold: PUBs, register files, anything else."""
     mems, pub, rf = r.get("mems"), r.get("pub_mems"), r.get("register_file_tiles")
@@ -199,7 +230,7 @@ def table_iv(res: dict) -> list[str]:
         r = res[f"table {label}"]
         pe, mem = PAPER_IV[label.split()[0]]
         rows.append([label, _pes(r), pe, r.get("mems"), mem,
-                     _err(r) or "; ".join(c for c in (_comment("IV", label, r.get("mems"), mem),
+                     _err(r) or "; ".join(c for c in (_pair_iv(label, r, pe, mem),
                                                       _mem_parts(r)) if c)])
     return (["## Paper Table IV: CGRA resources", "",
              "PE and MEM tiles of the netlist (`compiler.backend`, the last stage of "
@@ -218,22 +249,28 @@ def table_pnr(res: dict) -> list[str]:
         if r.get("place_seconds") is None:
             why = _err(r) or ("does not fit: " + ", ".join(r.get("out_of") or [])
                               if r.get("fits") is False else "not placed")
-            rows.append([label, _pes(r), r.get("mems"), r.get("ios"), "", "", "", "", "", why])
+            rows.append([label, _pes(r), r.get("mems"), r.get("ios"), "", "", "", "", "", "", "",
+                         why])
             continue
+        area = r.get("tile_area_um2")
         rows.append([label, _pes(r), r.get("mems"), r.get("ios"), r["register_pes"],
                      r["wirelength"], r["pipeline_registers"], r["max_comb_hops"],
+                     "—" if area is None else f"{area / 1e3:.0f}k", r.get("bitstream_words"),
                      f"{r['place_seconds']:.1f} / {r['route_seconds']:.1f}", r["pnr_check"]])
     return (["## Place and route of the Table IV points", "",
              f"Each point placed (simulated annealing) and routed (PathFinder) on `{DEFAULT_ARCH}` "
              "with exact latencies, its bitstream checked by the independent checker "
              "(docs/pnr.md). PEs are the netlist's; register PEs are the ones place and route "
              "adds to carry latencies longer than a route; wirelength counts routing-graph nodes; the combinational path is in "
-             "switch-box hops. The paper gives no place-and-route figures to compare with; the "
+             "switch-box hops; tile area is the area of the PE, MEM and IO tiles the design "
+             "occupies (register PEs included; logic measured by Yosys, SRAM macros modelled: "
+             "docs/array.md \"Area\"), configuration words are the bitstream's writes. "
+             "The paper gives no place-and-route figures to compare with; the "
              "end-to-end RTL runs of these bitstreams are in docs/simulation.md (`make sim`, "
              "`make regress`).", ""]
             + _table(["app", "PEs", "MEMs", "IOs", "register PEs", "wirelength",
-                      "pipeline registers", "longest comb. path", "place / route s", "check"],
-                     rows))
+                      "pipeline registers", "longest comb. path", "tile area um2",
+                      "configuration words", "place / route s", "check"], rows))
 
 
 def table_vi_vii(res: dict) -> list[str]:
@@ -274,6 +311,10 @@ def table_7_2(area: dict) -> list[str]:
         ours = {"DP SRAM + AG": b["dp"], "4 Wide SP SRAM +AGG +TB +AGs (PUB)": b["pub"]}
         note = (f"PUB / DP+AG = {area['ratio_pub_over_dp']:.2f} (thesis "
                 f"{THESIS_7_2['4 Wide SP SRAM +AGG +TB +AGs (PUB)'][0] / THESIS_7_2['DP SRAM + AG'][0]:.2f})")
+        if "config_bits" in b["pub"]:
+            note += (f"; configuration: PUB {b['pub']['config_bits']} bits in "
+                     f"{b['pub']['config_words']} words, DP+AG {b['dp']['config_bits']} bits in "
+                     f"{b['dp']['config_words']} words (docs/pub.md \"Area\")")
     rows = []
     for row, (um2, pct) in THESIS_7_2.items():
         o = ours.get(row)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import cocotb
 
 from ubgen.arch import load_arch
-from ubgen.dpbuf import dpbuf_layouts, dpbuf_regmap
+from ubgen.dpbuf import dpbuf_regmap, encode_dpbuf
 
 from . import driver
 from .pub_cases import DP_CASES
@@ -15,7 +15,7 @@ async def run_case(dut, case) -> None:
     prm = load_arch("pub").dpbuf
     dut.chain_in_valid.value = 0
     dut.chain_in_data.value = 0
-    await driver.run_case(dut, case, dpbuf_regmap(prm), dpbuf_layouts(prm),
+    await driver.run_case(dut, case, dpbuf_regmap(prm), lambda c: encode_dpbuf(c, prm),
                           {0: dut.data_in}, {0: (dut.data_out, dut.valid_out)})
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 import cocotb
 
 from ubgen.arch import load_arch
-from ubgen.pub import pub_layouts, pub_regmap
+from ubgen.pub import encode_pub, pub_regmap
 
 from . import driver
 from .pub_cases import PUB_CASES, TB4_CASES
@@ -37,7 +37,8 @@ async def run_case(dut, case) -> None:
     for q in range(prm.output_ports):
         getattr(dut, f"chain_in_valid__{q}").value = 0
         getattr(dut, f"chain_in_data__{q}").value = 0
-    await driver.run_case(dut, case, pub_regmap(prm), pub_layouts(prm), *ports(dut, prm))
+    await driver.run_case(dut, case, pub_regmap(prm), lambda c: encode_pub(c, prm),
+                          *ports(dut, prm))
 
 
 def _case_test(cases: dict, name: str):

@@ -110,16 +110,26 @@ def resolve(target: str, design: str, arch: str | None = None,
 
 
 def _elaborate(spec, arch_obj, design: str, out: Path) -> tuple[FPGAWrapper, list[str]]:
-    """The design in its wrapper, written as Verilog (with the design's extra sources)."""
+    """The design in its wrapper, written as Verilog (with the design's extra sources), from the
+    Verilog cache when the generator, the arch and the tools are unchanged."""
     from amaranth.back import verilog
+    from ..vcache import cached_texts
     try:
         dut = spec.build(arch_obj)
     except ImportError as e:
         raise FPGAError(f"design '{design}' is not available: {e}") from None
     wrapper = FPGAWrapper(dut, spec.pins)
-    texts = {"top.v": verilog.convert(wrapper, name="top")}
-    if spec.sources is not None:
-        texts.update(spec.sources(arch_obj))
+
+    def generate() -> dict[str, str]:
+        texts = {"top.v": verilog.convert(wrapper, name="top")}
+        if spec.sources is not None:
+            texts.update(spec.sources(arch_obj))
+        return texts
+    # the Verilog cache shared with make verilog and the simulator (ubgen.vcache)
+    entry = cached_texts(f"fpga-{design}", arch_obj, generate, extra={"pins": list(spec.pins)})
+    if entry.hit:                     # never elaborated: no "unused elaboratable" warning
+        wrapper._MustUse__silence = dut._MustUse__silence = True
+    texts = entry.texts()
     for name, text in texts.items():
         (out / name).write_text(text)
     return wrapper, list(texts)

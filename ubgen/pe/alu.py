@@ -1,7 +1,9 @@
 """The PE's combinational ALU (docs/design.md §5.2): one :class:`~ubgen.pe.ops.PEOp` per application.
 
 The op semantics are defined in :mod:`ubgen.pe.ops`; the COUNTER state lives in the PE
-(:class:`ubgen.pe.pe.PE`) and comes in on ``count``.
+(:class:`ubgen.pe.pe.PE`) and comes in on ``count``. ``ALU(without={...})`` leaves ops out (the
+op's code then gives ``res = res_p = 0``); the PE builds every op, the option exists to measure
+what one op costs (``bench/pe_area.py``, docs/pe.md).
 """
 
 from amaranth.hdl import Module, Mux
@@ -24,6 +26,10 @@ class ALU(wiring.Component):
     res: Out(WORD_BITS)
     res_p: Out(1)
 
+    def __init__(self, without: frozenset[PEOp] | set[PEOp] = frozenset()):
+        self.without = frozenset(PEOp(op) for op in without)
+        super().__init__()
+
     def elaborate(self, platform):
         m = Module()
         a, b, c = self.a, self.b, self.c
@@ -40,6 +46,7 @@ class ALU(wiring.Component):
             PEOp.UMIN: Mux(a < b, a, b), PEOp.UMAX: Mux(a > b, a, b),
             PEOp.ABS: Mux(sa < 0, -sa, sa), PEOp.ABSDIFF: Mux(sa < sb, sb - sa, sa - sb),
             PEOp.UABSDIFF: Mux(a < b, b - a, a - b), PEOp.SEL: Mux(b0, a, b),
+            PEOp.UDIV: Mux(b == 0, 0, a // b),
         }
         flags = {
             PEOp.EQ: a == b, PEOp.NE: a != b, PEOp.SLT: sa < sb, PEOp.SLE: sa <= sb,
@@ -48,6 +55,8 @@ class ALU(wiring.Component):
             PEOp.BAND: b0 & b1, PEOp.BOR: b0 | b1, PEOp.BXOR: b0 ^ b1, PEOp.BNOT: ~b0,
             PEOp.LUT3: self.lut.bit_select(self.bits, 1),
         }
+        words = {op: v for op, v in words.items() if op not in self.without}
+        flags = {op: v for op, v in flags.items() if op not in self.without}
         with m.Switch(self.op):
             with m.Case(PEOp.PASS):
                 m.d.comb += [res.eq(a), p.eq(b0)]

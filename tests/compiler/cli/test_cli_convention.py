@@ -41,7 +41,7 @@ TRANSPOSED = ("import numpy as np\n"
 def test_ubc_help_lists_every_subcommand():
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     assert set(sub.choices) == {"schedule", "map", "compile", "netlist", "sweep", "pnr", "sim",
-                                "evaluate"}
+                                "regress", "evaluate"}
 
 
 def test_shipped_arrays_smallest_first():
@@ -50,7 +50,8 @@ def test_shipped_arrays_smallest_first():
 
 def test_default_arch_is_the_smallest_that_fits_and_says_why():
     result, choice = compile_on_smallest("gaussian", SMALL["gaussian"])
-    assert result.arch.name == choice.arch == "cgra_4x4" and choice.passed_over == []
+    assert result.arch.name == choice.arch == "cgra_8x8"      # 13 PEs: 9 taps, MACs fused
+    assert choice.passed_over == ["cgra_4x4: needs 13 PE tiles, has 12"]
     result, choice = compile_on_smallest("harris")
     assert choice.arch == "cgra_16x32"
     assert choice.passed_over[0] == "cgra_4x4: needs 78 PE tiles, has 12"
@@ -76,11 +77,12 @@ def test_an_app_that_fits_no_shipped_array_is_one_line(capsys):
 def test_ubc_compile_says_which_arch(capsys):
     assert main(["compile", "gaussian", "--size", "width=16", "--size", "height=12"]) == 0
     assert capsys.readouterr().out.startswith(
-        "arch cgra_4x4: the smallest shipped array gaussian fits and routes on\n")
+        "arch cgra_8x8: the smallest shipped array gaussian fits and routes on; passed over: "
+        "cgra_4x4: needs 13 PE tiles, has 12\n")
     assert main(["compile", "gaussian", "--size", "width=16", "--size", "height=12",
                  "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
-    assert rep["arch"] == "cgra_4x4" and "smallest shipped array" in rep["arch_choice"]
+    assert rep["arch"] == "cgra_8x8" and "smallest shipped array" in rep["arch_choice"]
     assert main(["compile", "gaussian", "--arch", "cgra_8x8", "--json"]) == 0
     assert "arch_choice" not in json.loads(capsys.readouterr().out)     # named: no choice
 

@@ -33,10 +33,10 @@ def test_evaluation_document(monkeypatch, tmp_path):
                   "Thesis Table 7.5", "Thesis Table 7.6", "Thesis Table 7.7",
                   "Thesis Figures 7.6 and 7.7", "Thesis Figures 7.8 and 7.9"):
         assert f"## {title}" in text, title
-    assert "| gaussian | 11 | 19 |" in text                  # the netlist's PEs, paper's 19
+    assert "| gaussian | 13 | 19 |" in text                  # the netlist's PEs, paper's 19
     assert "| 4102 |" in text and "| 11784 |" in text and "| 9807 |" in text
     pnr = text.split("## Place and route")[1].split("## ")[0]
-    assert "| gaussian | 11 | 0 | 2 |" in pnr and "| pass |" in pnr     # placed, routed, checked
+    assert "| gaussian | 13 | 0 | 2 |" in pnr and "| pass |" in pnr     # placed, routed, checked
     assert "bench/area.py failed: yosys not run in this test" in text
     assert (img / "fig7_5_gaussian.png").read_bytes()[:4] == b"\x89PNG"
     assert "](img/fig7_5_gaussian.png)" in text

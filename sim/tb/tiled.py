@@ -1,0 +1,75 @@
+"""The tiled job of the end-to-end testbench (docs/simulation.md "Host runtime and tiled
+runs"): a tiled app's bundle (``compiler.backend.bundle.make_tiled_bundle``) run on
+``cgra_top`` by the host runtime (:class:`sim.host.Accelerator`) over the AXI4-Lite port, as a
+board driver would: one configuration, then per tile load, run, read back, stitch. The whole
+outputs are compared bit for bit with the golden arrays; every run's counters are recorded
+(the verdict, :func:`sim.array_run.verdict`, requires each run's ``LAST_WRITE`` to be the
+predicted cycle).
+
+Called by :func:`sim.tb.test_e2e.run_app` when the job is tiled; the job names the ``.npy``
+files of the whole input arrays and the expected outputs, and where to save the stitched
+outputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+from cocotb.triggers import Timer
+
+from sim.host import Accelerator
+
+from .host import start_host
+
+CLOCK_NS = 10
+
+
+class AxiBus:
+    """The runtime's bus (:mod:`sim.host`) over the testbench's AXI4-Lite master: its
+    transactions issued back to back (``write_many``/``read_many`` of :mod:`.test_e2e`)."""
+
+    def __init__(self, host):
+        self.host = host
+
+    async def write_many(self, pairs) -> None:
+        from .test_e2e import write_many
+        await write_many(self.host, pairs, "host")
+
+    async def read_many(self, addresses) -> list[int]:
+        from .test_e2e import read_many
+        return await read_many(self.host, addresses, "host")
+
+    async def wait(self, cycles: int) -> None:
+        await Timer(cycles * CLOCK_NS, unit="ns")
+
+
+async def run_tiled_job(dut, j: dict, result: dict, show: int = 5) -> None:
+    """Configure, run every tile, compare the stitched outputs (module docstring)."""
+    from .test_e2e import readable
+    bundle, plan = j["bundle"], j["plan"]
+    host = await start_host(dut, plan)
+    acc = Accelerator(AxiBus(host), plan)
+    bad = await acc.configure(bundle["bitstream"], readable(plan))
+    result["readback_mismatches"] = len(bad)
+    result["readback_first"] = [f"{a:#010x}: wrote {w:#x}, read {g:#x}" for a, w, g in bad[:show]]
+    result["log"].append(f"configure: {len(bundle['bitstream'])} words, {len(bad)} differ")
+    arrays = {b: np.load(p) for b, p in j["arrays"]["inputs"].items()}
+    runs = len(bundle["tiling"]["tiles"])
+
+    def progress(k: int, c) -> None:
+        if k == 0 or (k + 1) % max(1, runs // 8) == 0 or k + 1 == runs:
+            result["log"].append(f"tile {k + 1}/{runs}: DONE at CYCLE {c.cycle}, last write "
+                                 f"{c.last_write}, {c.writes} GLB writes, ERROR {c.error}")
+    image = await acc.run_image(bundle, arrays, on_tile=progress)
+    result["tiles"] = [c.to_dict() for c in image.tiles]
+    result["stages"] = {k: {"seconds": round(v, 2)} for k, v in image.seconds.items()}
+    mismatches, first = 0, []
+    for b, path in j["arrays"]["expected"].items():
+        want = np.load(path).astype(np.int64) & 0xFFFF
+        got = image.outputs[b] & 0xFFFF
+        np.save(j["arrays"]["outputs"][b], got)
+        diff = np.argwhere(got != want)
+        mismatches += len(diff)
+        first += [f"output {b}{list(map(int, d))}: read {int(got[tuple(d)]):#06x}, expected "
+                  f"{int(want[tuple(d)]):#06x}" for d in diff[:show]]
+    result["output_mismatches"] = mismatches
+    result["output_first"] = first[:show]
+    result["completed"] = True
