@@ -40,6 +40,14 @@ THESIS_7_2_AREA = {"pub_um2": THESIS_7_2["4 Wide SP SRAM +AGG +TB +AGs (PUB)"][0
                    "dp_um2": THESIS_7_2["DP SRAM + AG"][0],
                    "dp_sram_pct": THESIS_7_2["DP SRAM + AG"][1]}
 
+# thesis Table 7.2, energy columns: row -> (MEM energy pJ per access, SRAM energy %) (16 nm
+# gate-level simulation); the PUB / DP+AG ratio is the figure to explain (bench/energy.py)
+THESIS_7_2_ENERGY_ROWS = {"Buffet": (3.9, 84), "DP SRAM + PEs": (4.8, 70),
+                          "DP SRAM + AG": (3.6, 92),
+                          "4 Wide SP SRAM +AGG +TB +AGs (PUB)": (2.5, 61)}
+THESIS_7_2_ENERGY = {**THESIS_7_2_ENERGY_ROWS,
+                     "ratio": (THESIS_7_2_ENERGY_ROWS["4 Wide SP SRAM +AGG +TB +AGs (PUB)"][0]
+                               / THESIS_7_2_ENERGY_ROWS["DP SRAM + AG"][0])}
 # thesis Table 7.5 (extra PEs for address generation): app -> (extra PEs for AGEN, extra PEs
 # for AGEN with PEs optimised for it, PEs for computation)
 THESIS_7_5 = {"gaussian": (156, 19, 19), "harris": (768, 91, 103), "upsample": (66, 15, 0),

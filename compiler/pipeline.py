@@ -179,6 +179,26 @@ class CompileResult:
             self.seconds["golden"] = time.perf_counter() - t
         return self.golden
 
+    def fpga_design(self):
+        """The application's FPGA design (``compiler.fpga``: the same unified-buffer
+        implementation and schedule as an application-specific design) and the host's vectors
+        for it (the app's inputs in stream order, the golden outputs each output stream must
+        give, :meth:`establish_golden`). Runs the stages up to ``map``; raises the one-line
+        ``FPGADesignError`` (or ``MappingError`` for a buffer mapping refused)."""
+        from .fpga.build import build_fpga_design
+        from .fpga.host import host_vectors
+        from .mapping.common import MappingError
+        self.run("map")
+        if self.refused:
+            raise MappingError(next(iter(self.refused.values())))
+        s = self.scheduled
+        t = time.perf_counter()
+        design = build_fpga_design(s.program, s.optimized, s.buffers, self.impls, self.arch)
+        design.app = self.app
+        self.seconds["fpga_design"] = time.perf_counter() - t
+        golden = self.establish_golden()
+        return design, host_vectors(design, self.inputs, golden.outputs)
+
     def _stage_frontend(self) -> None:
         pass                            # the Program was loaded when the result was made
 

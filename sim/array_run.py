@@ -23,20 +23,19 @@ waveform to ``build/sim/<app>-<arch>.fst``.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .bundle import validate_bundle
 from .progress import ProgressTail
-from .runner import BUILD, VERILATOR_ARGS, fst_build_args, hier_block_args, setup_verilator
+from .runner import (BUILD, VERILATOR_ARGS, fst_build_args, hier_block_args, locked,
+                     setup_verilator)
 from ubgen.paths import shown
 
 __all__ = ["run_bundle", "model_for", "generate_verilog", "ModelOptions", "E2E_BUILD",
@@ -65,17 +64,6 @@ def generate_verilog(arch) -> tuple[Path, str, float]:
     from ubgen.top import cached_verilog
     entry = cached_verilog(_arch(arch))
     return entry.dir, entry.content_digest(), entry.seconds
-
-
-@contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)
@@ -190,7 +178,7 @@ def model_for(arch, waves: bool = False, log=None, options: ModelOptions | None 
     top = top_module(arch)
     build_dir = E2E_BUILD / f"{arch.name}-{key[:16]}{'-waves' if waves else ''}"
     stamp = build_dir / "model.json"
-    with _locked(E2E_BUILD / f".{build_dir.name}.lock"):
+    with locked(E2E_BUILD / f".{build_dir.name}.lock"):
         cached = (stamp.exists() and (build_dir / top).exists()
                   and json.loads(stamp.read_text()).get("key") == key)
         seconds = 0.0
@@ -254,25 +242,8 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     arch = _arch(arch)
     if model is None:
         model = model_for(arch, waves, log)
-    validate_bundle(bundle, model["address_map"])
-    from .bundle import host_plan
-    setup_verilator()
-    from cocotb_tools.runner import get_runner
-    runs = E2E_BUILD / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    run_dir = Path(tempfile.mkdtemp(dir=runs, prefix=f"{bundle['app']}-{arch.name}-"))
-    plan = host_plan(model["address_map"])
-    extra = (plan_patch or {}).get("tile_span_extra", 0)
-    plan["tile_spans"] = {k: v + extra for k, v in plan["tile_spans"].items()}
-    job = {"bundle": bundle, "plan": plan, "stress": stress}
-    if "tiling" in bundle:
-        job["arrays"] = _save_arrays(run_dir, arrays or {}, bundle["tiling"]["outputs"])
-    (run_dir / "job.json").write_text(json.dumps(job))
+    run_dir, job = _prepare_job(bundle, arch, model, stress, plan_patch, arrays)
     result_path = run_dir / "result.json"
-    env = {"PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent),
-                                          os.environ.get("PYTHONPATH", "")]),
-           "UBGEN_E2E_JOB": str(run_dir / "job.json"), "UBGEN_E2E_RESULT": str(result_path),
-           "UBGEN_E2E_PROGRESS": str(run_dir / "progress.jsonl")}
     fst = BUILD / f"{bundle['app']}-{arch.name}.fst"
     if "tiling" in bundle:
         say(f"simulate: {len(bundle['bitstream'])} configuration words, "
@@ -282,25 +253,7 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
         say(f"simulate: {len(bundle['bitstream'])} configuration words, "
             f"{len(bundle['glb_inputs'])} input words, {len(bundle['glb_outputs'])} output "
             f"words, {bundle['cycles_predicted']} cycles predicted")
-    t = time.perf_counter()
-    runner = get_runner("verilator")
-    tail = ProgressTail(run_dir / "progress.jsonl", progress) if progress else None
-    if tail:
-        tail.start()
-    try:
-        runner.test(test_module=TEST_MODULE, hdl_toplevel=model["top"], hdl_toplevel_lang="verilog",
-                    build_dir=model["build_dir"], test_dir=run_dir, extra_env=env,
-                    waves=waves, test_args=(["--trace-file", str(fst)] if waves else []),
-                    log_file=run_dir / "sim.log")
-    except SystemExit as e:          # the runner exits when the cocotb test failed
-        if not result_path.exists():
-            raise RunError(f"simulation failed to run ({e}); see {run_dir}/sim.log") from None
-    finally:
-        if tail:
-            tail.stop()
-    sim_seconds = time.perf_counter() - t
-    if not result_path.exists():
-        raise RunError(f"the testbench wrote no result; see {run_dir}/sim.log")
+    sim_seconds = _run_testbench(run_dir, model, waves, fst, progress)
     res = json.loads(result_path.read_text())
     for line in res.get("log", []):
         say(line)
@@ -320,6 +273,57 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     else:
         res["run_dir"] = str(run_dir)
     return res
+
+
+def _prepare_job(bundle: dict, arch, model: dict, stress, plan_patch,
+                 arrays) -> tuple[Path, dict]:
+    """A fresh run directory with the testbench's ``job.json`` (the bundle, the host's view of
+    the address map, the reliability seed, a tiled job's whole arrays)."""
+    validate_bundle(bundle, model["address_map"])
+    from .bundle import host_plan
+    runs = E2E_BUILD / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    run_dir = Path(tempfile.mkdtemp(dir=runs, prefix=f"{bundle['app']}-{arch.name}-"))
+    plan = host_plan(model["address_map"])
+    extra = (plan_patch or {}).get("tile_span_extra", 0)
+    plan["tile_spans"] = {k: v + extra for k, v in plan["tile_spans"].items()}
+    job = {"bundle": bundle, "plan": plan, "stress": stress}
+    if "tiling" in bundle:
+        job["arrays"] = _save_arrays(run_dir, arrays or {}, bundle["tiling"]["outputs"])
+    (run_dir / "job.json").write_text(json.dumps(job))
+    return run_dir, job
+
+
+def _run_testbench(run_dir: Path, model: dict, waves: bool, fst: Path, progress) -> float:
+    """The cocotb testbench on the cached model in ``run_dir`` (live progress on ``progress``);
+    returns its wall seconds. Raises :class:`RunError` when it did not run."""
+    setup_verilator()
+    from cocotb_tools.runner import get_runner
+    result_path = run_dir / "result.json"
+    env = {"PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent),
+                                          os.environ.get("PYTHONPATH", "")]),
+           "UBGEN_E2E_JOB": str(run_dir / "job.json"), "UBGEN_E2E_RESULT": str(result_path),
+           "UBGEN_E2E_PROGRESS": str(run_dir / "progress.jsonl")}
+    t = time.perf_counter()
+    runner = get_runner("verilator")
+    tail = ProgressTail(run_dir / "progress.jsonl", progress) if progress else None
+    if tail:
+        tail.start()
+    try:
+        runner.test(test_module=TEST_MODULE, hdl_toplevel=model["top"], hdl_toplevel_lang="verilog",
+                    build_dir=model["build_dir"], test_dir=run_dir, extra_env=env,
+                    waves=waves, test_args=(["--trace-file", str(fst)] if waves else []),
+                    log_file=run_dir / "sim.log")
+    except SystemExit as e:          # the runner exits when the cocotb test failed
+        if not result_path.exists():
+            raise RunError(f"simulation failed to run ({e}); see {run_dir}/sim.log") from None
+    finally:
+        if tail:
+            tail.stop()
+    seconds = time.perf_counter() - t
+    if not result_path.exists():
+        raise RunError(f"the testbench wrote no result; see {run_dir}/sim.log")
+    return seconds
 
 
 def _save_arrays(run_dir: Path, arrays: dict, outputs: list[str]) -> dict:

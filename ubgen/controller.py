@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from .arch import ControllerParams
+from .params import ControllerParams
 from .regmap import RegisterMap
 
 __all__ = ["AffineMap", "ControllerConfig", "ControllerLayout", "EncodeError",

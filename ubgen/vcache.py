@@ -6,8 +6,9 @@ its Yosys). The same key gives the same files, so a second ``make sim``, ``make 
 FPGA flow on an unchanged generator reads them instead of elaborating the array again; an
 edited generator (any byte of any of its source files) gets a new key and is generated afresh.
 
-Entries live in ``build/verilog/<what>-<arch>-<key16>/`` (``ubgen.paths.build_dir``) (the files and ``key.json``, which
-records what the key was made of); an entry is written to a temporary directory and renamed,
+Entries live in ``build/verilog/<what>-<arch>-<key16>/`` of the checkout (under the user's cache
+directory when installed: ``ubgen.paths.cache_dir``): the files and ``key.json``, which records
+what the key was made of; an entry is written to a temporary directory and renamed,
 so a failure leaves nothing and concurrent writers (test workers, Dask workers) agree.
 Amaranth-free: this module only hashes and reads files; the generators are passed in.
 """
@@ -23,11 +24,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
-from .paths import PACKAGE_DIR, build_dir
+from .paths import PACKAGE_DIR, cache_dir
 
 __all__ = ["CACHE_DIR", "source_digest", "toolchain", "cache_key", "cached_texts", "Entry"]
 
-CACHE_DIR = build_dir("verilog")
+CACHE_DIR = cache_dir("verilog")
 KEY_FILE = "key.json"
 
 _DIGESTS: dict[Path, str] = {}

@@ -93,12 +93,21 @@ class BuildOptions:
     read_latency: int = 1
 
 
-class _Builder:
+class NetlistBuilder:
+    """Builds the netlist of one application (module docstring). The hardware each stream
+    gets is chosen by the leaf methods (:meth:`pe`, :meth:`kernel_node`, :meth:`pub_block`,
+    :meth:`register_files`, :meth:`input_stream`, :meth:`output_stream`, :meth:`timer`,
+    :meth:`resolve_valid`); the timing (sources, offsets, demands, edge latencies) is this
+    class's, so a builder for other hardware (the FPGA backend, ``compiler.fpga``) overrides
+    the leaves and keeps the timing. ``netlist`` is the graph class built."""
+
+    netlist = Netlist
+
     def __init__(self, program: Program, schedule: Schedule,
                  buffers: dict[str, UnifiedBuffer], impls: dict[str, UBImpl], arch: Arch):
         self.program, self.schedule, self.buffers, self.impls = program, schedule, buffers, impls
         self.arch = arch
-        self.net = Netlist(program.name, arch.name, cycles_predicted=schedule.completion)
+        self.net = self.netlist(program.name, arch.name, cycles_predicted=schedule.completion)
         self.streams: dict[tuple[str, str], Source | Alias] = {}
         self.valids: dict[tuple[str, str], Source | Alias] = {}
         self.demands: list[_Demand] = []
@@ -339,9 +348,7 @@ class _Builder:
             self.valids[(B, sr.dst)] = Alias((B, sr.src), -sr.delay)
         for i, pub in enumerate(impl.pubs):
             self.pub_block(B, pub, f"{B}.pub{i}")
-        banks = [b for b in impl.register_files if (B, b.name) not in self.context_banks]
-        for i, tile in enumerate(pack_register_files(banks, self.arch.pub, self.arch.mem)):
-            self.register_file_tile(B, tile, f"{B}.rf{i}")
+        self.register_files(B, impl)
         for port, node in impl.connections.items():
             if node != port:
                 self.streams[(B, port)] = Alias((B, node), 0)
@@ -392,16 +399,29 @@ class _Builder:
                     self.demand((bank.buffer, src), name,
                                 f"{RF_CONTEXT_INPUT}{p}" if j else f"data_in{p}", 0)
 
+    def register_files(self, B: str, impl: UBImpl) -> None:
+        """The register files of buffer ``B`` not read by a shared unit through contexts
+        (:meth:`context_register_files`), packed into MEM tiles in register-file mode."""
+        banks = [b for b in impl.register_files if (B, b.name) not in self.context_banks]
+        for i, tile in enumerate(pack_register_files(banks, self.arch.pub, self.arch.mem)):
+            self.register_file_tile(B, tile, f"{B}.rf{i}")
+
     def register_file_tile(self, B: str, tile, name: str) -> None:
         regs = rf_tile_registers(tile, self.arch.pub, self.arch.mem)
         words = sum(b.words for b in tile.banks)
         self.net.add_node(name, "mem", regs, label=f"{B}: register file {tile.name} ({words} "
                           f"words)", buffer=B, op=None)
-        for p, src in enumerate(tile.inputs):
-            self.demand((B, src), name, f"data_in{p}", 0)
-        for q, out in enumerate(tile.outputs):
-            self.streams[(B, out)] = Source(name, f"data_out{q}", 0)
-            self.valids[(B, out)] = Source(name, f"valid_out{q}", 0, 1)
+        self.memory_ports(B, name, tile.inputs, tile.outputs)
+
+    def memory_ports(self, B: str, node: str, inputs: list[str], outputs: list[str]) -> None:
+        """A memory ``node`` of buffer ``B``: stream ``inputs[p]`` into its ``data_in<p>`` in
+        the landing cycle, stream ``outputs[q]`` out of its ``data_out<q>`` (with
+        ``valid_out<q>``) in the read cycle."""
+        for p, src in enumerate(inputs):
+            self.demand((B, src), node, f"data_in{p}", 0)
+        for q, out in enumerate(outputs):
+            self.streams[(B, out)] = Source(node, f"data_out{q}", 0)
+            self.valids[(B, out)] = Source(node, f"valid_out{q}", 0, 1)
 
     # --- IO streams -------------------------------------------------------------------------
     def io_controller(self, stream: Stream, layout: GLBLayout, kind: str) -> dict[str, int]:
@@ -415,14 +435,18 @@ class _Builder:
         regs["f2glb_bit"] = 0
         return regs
 
-    def io_parts(self, port: UBPort) -> list[tuple[Stream, GLBLayout]]:
+    @staticmethod
+    def host_stream(port: UBPort) -> Stream:
+        """The stream of a host buffer's port (one controller; a one-line error if not)."""
         try:
-            st = port_stream(port)
+            return port_stream(port)
         except MappingError as e:
             raise NetlistError(f"buffer {port.access.get_tuple_name(_out())}: port {port.name}: "
                                f"{e}") from None
+
+    def io_parts(self, port: UBPort) -> list[tuple[Stream, GLBLayout]]:
         buffer = port.access.get_tuple_name(_out())
-        return _split_stream(st, buffer, self.arch.glb.bank_words)
+        return _split_stream(self.host_stream(port), buffer, self.arch.glb.bank_words)
 
     def input_stream(self, ub: UnifiedBuffer, port: UBPort) -> None:
         parts = self.io_parts(port)
@@ -651,4 +675,4 @@ def _split_stream(st: Stream, buffer: str, bank_words: int) -> list[tuple[Stream
 def build_netlist(program: Program, schedule: Schedule, buffers: dict[str, UnifiedBuffer],
                   impls: dict[str, UBImpl], arch: Arch) -> Netlist:
     """The netlist of a scheduled and mapped application (module docstring)."""
-    return _Builder(program, schedule, buffers, impls, arch).build()
+    return NetlistBuilder(program, schedule, buffers, impls, arch).build()

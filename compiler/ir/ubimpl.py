@@ -53,6 +53,15 @@ class PUBBlock:
     tiles: int = 1
     capacity_words: int = 0                # circular capacity (live words, power of two)
     sram_words: int = 0                    # words of SRAM actually addressed
+    # The same ports one word at a time, before vectorization: the DP-SRAM + AG form of thesis
+    # Table 6.1 (an address ``addr`` per fire; ``writes[p]`` fires at the landing cycles of
+    # ``inputs[p]``, ``reads[q]`` at the read cycles of ``outputs[q]``). ``addr`` is the linear
+    # word address of the chosen layout, modulo ``words`` (the circular capacity, else one past
+    # the largest address); ``elem`` the element's unreduced linear address (its identity, for
+    # checks). The FPGA backend (compiler.fpga) builds block RAM from them.
+    writes: list[ControllerConfig] = field(default_factory=list)
+    reads: list[ControllerConfig] = field(default_factory=list)
+    words: int = 0
 
     def registers(self, params: PUBParams) -> list[dict[str, int]]:
         """Register values of every tile (one dict per tile, register-map names)."""
@@ -82,7 +91,9 @@ class PUBBlock:
         return {"name": self.name, "inputs": self.inputs, "outputs": self.outputs,
                 "tiles": self.tiles, "capacity_words": self.capacity_words,
                 "sram_words": self.sram_words,
-                "configs": {k: cfg(v) for k, v in self.configs.items() if v.extents}}
+                "configs": {k: cfg(v) for k, v in self.configs.items() if v.extents},
+                "words": self.words, "writes": [cfg(c) for c in self.writes],
+                "reads": [cfg(c) for c in self.reads]}
 
 
 @dataclass

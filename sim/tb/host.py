@@ -5,6 +5,7 @@ outputs, docs/top.md "The burst port") and the run protocol of docs/top.md. ``pl
 the addresses (``control``, ``glb_base``, ``glb_rows_base``)."""
 from __future__ import annotations
 
+import bisect
 import logging
 from typing import Protocol
 
@@ -158,6 +159,17 @@ async def read_glb(engine, words: list[int], what: str, gap: int = 32) -> list[i
             k = GLB_WORD_BYTES * (w - words[i])
             out.append(int.from_bytes(blob[k:k + GLB_WORD_BYTES], "little"))
     return out
+
+
+def readable(plan: dict):
+    """``addr -> bool``: not inside a write-only window (sim.bundle.write_only_ranges)."""
+    ranges = sorted(plan.get("write_only", []))
+    starts = [a for a, _ in ranges]
+
+    def ok(addr: int) -> bool:
+        i = bisect.bisect_right(starts, addr) - 1
+        return i < 0 or addr > ranges[i][1]
+    return ok
 
 
 async def start_host(dut, p: dict, axil: bool = True) -> Host:

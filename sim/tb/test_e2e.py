@@ -43,7 +43,7 @@ from cocotb.utils import get_sim_time
 from .axi_raw import RawAxi, gather, split
 from .axil_raw import SLVERR, OKAY, BusHang, RawHost
 from .burst_traffic import BurstTraffic
-from .host import read_glb, read_registers, start_host, write_glb, write_registers
+from .host import read_glb, read_registers, readable, start_host, write_glb, write_registers
 
 SHOW = 5                  # mismatches kept in the result, per kind
 POLL_CYCLES = 256         # host poll period while waiting for DONE (a timer: no per-cycle
@@ -67,18 +67,6 @@ async def read_many(host, addresses, what: str, traffic=None) -> list[int]:
             await traffic.maybe(running=False)
         out.append(await host.read(a))
     return out
-
-
-def readable(plan: dict):
-    """``addr -> bool``: not inside a write-only window (sim.bundle.write_only_ranges)."""
-    import bisect
-    ranges = sorted(plan.get("write_only", []))
-    starts = [a for a, _ in ranges]
-
-    def ok(addr: int) -> bool:
-        i = bisect.bisect_right(starts, addr) - 1
-        return i < 0 or addr > ranges[i][1]
-    return ok
 
 
 def cycle_now(dut) -> int:

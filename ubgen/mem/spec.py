@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..arch import Arch, MemParams, PUBParams
+from ..params import Arch, MemParams, PUBParams
 from ..controller import (AffineMap, ControllerConfig, ControllerLayout, EncodeError,
                           encode_controller)
 from ..pub.spec import PUB_STATUS, pub_layouts, pub_regmap

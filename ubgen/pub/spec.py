@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arch import PUBParams, _clog2
+from ..params import PUBParams, _clog2
 from ..controller import (AffineMap, ControllerConfig, ControllerLayout, EncodeError,
                           encode_controller, fit_levels)
 from ..regmap import RegisterMap
