@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..figures import THESIS_7_5, THESIS_7_6, THESIS_7_7, THESIS_FIG_TEXT
 from ..pipeline import DEFAULT_ARCH
+from . import share_rtl
 from .engine import Task
 
 SHARE_APPS = ("gpyr", "srcnn")
@@ -112,12 +113,13 @@ def tables_7_6_7_7(res: dict) -> list[str]:
     return (["## Thesis Table 7.6: PEs with and without compute sharing", "",
              f"arch `{DEFAULT_ARCH}`, Table 7.1 sizes; `share=1` maps the ops of one compute "
              "unit (`Op.unit`) to one set of PEs with input contexts (docs/pe.md). The netlist "
-             "model checks both shared apps bit for bit at the predicted cycles; gpyr shared "
-             "also runs end to end in Verilator (`tests/rtl/test_e2e.py`), srcnn shared on "
-             "cgra_16x32 in `make regress` (docs/backend.md \"Compute sharing\").",
-             ""]
+             "model checks both shared apps bit for bit at the predicted cycles; both also "
+             "run end to end in Verilator (the table after this one; `tests/rtl/test_e2e.py` "
+             "for gpyr, `make regress` for srcnn on cgra_16x32; docs/backend.md \"Compute "
+             "sharing\").", ""]
             + _table(["app", "PEs no sharing (ours)", "PEs sharing (ours)",
                       "PEs no sharing (thesis)", "PEs sharing (thesis)", "comment"], rows6)
+            + share_rtl.table(share_rtl.collect(SHARE_APPS))
             + ["## Thesis Table 7.7: memories with and without compute sharing", "",
                "Ours: MEM tiles without sharing; with sharing, the MEM tiles holding data and "
                "(apart) the MEM tiles added only to host schedule generators (our context "
