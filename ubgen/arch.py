@@ -108,6 +108,10 @@ def load_arch(path: str | Path = "pub") -> Arch:
                         f"got {mem.rf_words}")
     if mem.rf_contexts not in (1, 2):
         raise ArchError(f"{source}: mem.rf_contexts must be 1 or 2, got {mem.rf_contexts}")
+    from .mem.dp_spec import MEM_KINDS
+    if mem.kind not in MEM_KINDS:
+        raise ArchError(f"{source}: [mem] kind must be one of {', '.join(MEM_KINDS)}, "
+                        f"got {mem.kind!r}")
     from .mem.spec import rf_ports          # the register file's ports borrow PUB controllers
     try:
         rf_ports(pub, mem)

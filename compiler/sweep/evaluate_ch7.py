@@ -1,6 +1,6 @@
 """The thesis §7.3 part of ``make evaluate`` (:mod:`.evaluate`): compute sharing (Tables 7.6 and
-7.7, Figures 7.6 and 7.7), the ResNet-18 layer ablation (Figures 7.8 and 7.9) and the extra PEs
-for address generation (Table 7.5).
+7.7, Figures 7.6 and 7.7) and the ResNet-18 layer ablation (Figures 7.8 and 7.9). Table 7.5 (the
+PEs for address generation) is :mod:`.evaluate`'s, from the DP-SRAM + PEs backend's own builds.
 
 * Sharing: gpyr and srcnn at their Table 7.1 sizes with and without ``share`` on
   ``DEFAULT_ARCH``, through the netlist (PEs, MEMs, the MEM tiles added as schedule generators
@@ -13,15 +13,13 @@ for address generation (Table 7.5).
   (one read and one write port, single fetch: ``ports=1 fetch_width=1``). Occupancy is measured
   from the schedule; the controllers' cycle counter is widened (``cycle_width=32``) since these
   are schedule studies, not array runs.
-* Table 7.5: the PEs that synthesize the controllers on the DP-SRAM + PEs backend
-  (``backends["dp-pe"]["controller_pes"]`` of the map stage) beside the compute PEs.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from ..figures import THESIS_7_5, THESIS_7_6, THESIS_7_7, THESIS_FIG_TEXT
+from ..figures import THESIS_7_6, THESIS_7_7, THESIS_FIG_TEXT
 from ..pipeline import DEFAULT_ARCH
 from . import share_rtl
 from .engine import Task
@@ -222,31 +220,7 @@ def figures_7_8_7_9(res: dict, img: Path, doc_dir: Path) -> list[str]:
     return lines + _table(["layer"] + list(ABLATION) + ["cycles (PUB)", "comment"], rows)
 
 
-def table_7_5(res: dict, labels) -> list[str]:
-    """From the Table IV points (:data:`.evaluate.TABLE_POINTS`) of :func:`.evaluate.plan`."""
-    rows = []
-    for label in labels:
-        app = label.split()[0]
-        if app not in THESIS_7_5 or f"table {label}" not in res:
-            continue
-        r = res[f"table {label}"]
-        dp = (r.get("backends") or {}).get("dp-pe") or {}
-        plain, opt, comp = THESIS_7_5[app]
-        rows.append([label, dp.get("controller_pes"), r.get("pes"), plain, opt, comp,
-                     _err(r)])
-    return (["## Thesis Table 7.5: extra PEs for address generation", "",
-             "Ours: the PEs that synthesize every controller of the mapped memories on the DP-"
-             "SRAM + PEs backend (`compiler.mapping.report.controller_pes`: per n-dimensional "
-             "controller n counters, n multipliers and n - 1 adders per generator, one "
-             "comparator) beside the compute PEs of the netlist. The thesis' 'optimised' "
-             "column (PEs specialised for address generation) has no counterpart of ours yet.",
-             ""]
-            + _table(["app", "AGEN PEs (ours)", "compute PEs (ours)", "AGEN PEs (thesis)",
-                      "AGEN PEs optimised (thesis)", "compute PEs (thesis)", "comment"], rows))
-
-
-def render_ch7(res: dict, img: Path, doc_dir: Path, table_labels=()) -> list[str]:
+def render_ch7(res: dict, img: Path, doc_dir: Path) -> list[str]:
     """The lines of this part of docs/evaluation.md (the points of :func:`plan_ch7`)."""
-    lines = table_7_5(res, table_labels) if table_labels else []
-    return (lines + tables_7_6_7_7(res) + figures_7_6_7_7(res, img, doc_dir)
+    return (tables_7_6_7_7(res) + figures_7_6_7_7(res, img, doc_dir)
             + figures_7_8_7_9(res, img, doc_dir))
