@@ -23,6 +23,7 @@ class HwParams:
     read_ports: int = 2          # output ports of a (physical) unified buffer
     write_ports: int = 2         # input ports
     fetch_width: int = 4
+    tb_depth: int = 2            # wide words of a transpose buffer (thesis §5.5.2)
     cycle_width: int = 20
 
     @property
@@ -39,7 +40,8 @@ class HwParams:
         kw = {f.name: getattr(sched, f.name) for f in fields(sched)}
         pub = arch.pub
         return HwParams(read_ports=pub.output_ports, write_ports=pub.input_ports,
-                        fetch_width=pub.fetch_width, cycle_width=pub.controller.cycle_width, **kw)
+                        fetch_width=pub.fetch_width, tb_depth=pub.tb_depth,
+                        cycle_width=pub.controller.cycle_width, **kw)
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}

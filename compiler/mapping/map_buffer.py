@@ -29,7 +29,8 @@ from ..ir.ubuf import UnifiedBuffer
 from .bank_select import SpansBanks, split_by_writer
 from .banking import bank_buffer, choose_banking
 from .chaining import Chain, chain_tiles
-from .common import Affine, MappingError, Stream, port_stream, shifted_port
+from .common import (Affine, MappingError, SramConflict, Stream, port_stream,
+                     shifted_port)
 from .dependence import constant_distances
 from .diagnose import order_hint
 from .hierarchy import host_level, select_level
@@ -172,7 +173,12 @@ def map_buffer(ub: UnifiedBuffer, arch: Arch | str,
     be mapped raises a one-line :class:`MappingError` starting ``buffer <name>:``."""
     try:
         try:
-            return _map_buffer(ub, _arch(arch), threshold, level)
+            try:
+                return _map_buffer(ub, _arch(arch), threshold, level)
+            except SramConflict:
+                # §5.2: two readers of one block that need the single SRAM port in the same
+                # cycles (each holding its TB word until the next fetch) get a bank each
+                return _map_buffer(ub, _arch(arch), threshold, level, read_ports=1)
         except SpansBanks:
             # §5.1.4 first (ports reading the same stream share one select), then split the
             # remaining ports by writer (:mod:`.bank_select`)
@@ -195,9 +201,11 @@ def map_buffer(ub: UnifiedBuffer, arch: Arch | str,
         raise MappingError(f"buffer {ub.name}: {e}") from None
 
 
-def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None) -> UBImpl:
+def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None,
+                read_ports: int | None = None) -> UBImpl:
     """The passes of the module docstring on one buffer (the bank-select fallback is
-    :func:`map_buffer`'s)."""
+    :func:`map_buffer`'s); ``read_ports``: the concurrent readers a bank may have (default:
+    the PUB's output ports; 1 when two readers cannot share a PUB's SRAM)."""
     impl = UBImpl(ub.name, "GLB", [p.name for p in ub.inputs], [p.name for p in ub.outputs])
     if _served_by_glb(ub, impl, level):
         return impl
@@ -209,7 +217,8 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
         impl.shift_registers.append(ShiftRegister(s.leader, s.follower, s.delay))
     followers = {s.follower for s in shares}
     leaders = [p for p in ub.outputs if p.name in rest and p.name not in followers]
-    banks, copies = _bank_leaders(ub, leaders, arch.pub, impl) if leaders else ([], set())
+    banks, copies = (_bank_leaders(ub, leaders, arch.pub, impl, read_ports) if leaders
+                     else ([], set()))
     blocks = merge_banks(delay_banks + banks, arch.pub.output_ports, arch.pub.input_ports)
     _map_blocks(ub, blocks, copies, arch, threshold, level, impl)
     if accumulates_on_chip(ub):
@@ -259,12 +268,13 @@ def _delay_lines(ub: UnifiedBuffer, dist, threshold: int, impl: UBImpl) -> list[
     return delay_banks
 
 
-def _bank_leaders(ub: UnifiedBuffer, leaders, pub: PUBParams, impl: UBImpl):
+def _bank_leaders(ub: UnifiedBuffer, leaders, pub: PUBParams, impl: UBImpl,
+                  read_ports: int | None = None):
     """Banking of the output ports that still read memory (§5.2; the isomorphic lanes of
     §4.3.2 when duplication would take every writer): ``(banks, names of the full copies
     duplication made)``. Raises :class:`SpansBanks` when a port reads more than one bank."""
     copies: set[str] = set()
-    banking = choose_banking(ub, leaders, pub.output_ports, pub.input_ports)
+    banking = choose_banking(ub, leaders, read_ports or pub.output_ports, pub.input_ports)
     lane = None
     if banking.duplicated and len(ub.inputs) > pub.input_ports:
         # copies would take every writer: bank the isomorphic lanes instead (§4.3.2)
@@ -323,16 +333,20 @@ def accumulates_on_chip(ub: UnifiedBuffer) -> bool:
 
 
 def map_buffers(buffers: dict[str, UnifiedBuffer], arch: Arch | str,
-                threshold: int = DEFAULT_THRESHOLD, levels: dict[str, str] | None = None
+                threshold: int = DEFAULT_THRESHOLD, levels: dict[str, str] | None = None,
+                errors: dict[str, MappingError] | None = None
                 ) -> tuple[dict[str, UBImpl], dict[str, str]]:
     """Map every unified buffer of an application. Returns the implementations and, for the
-    buffers the passes refuse, the one-line reason (:class:`MappingError`)."""
+    buffers the passes refuse, the one-line reason (:class:`MappingError`; ``errors``, when
+    given, receives the exceptions themselves)."""
     arch = _arch(arch)
     impls, refused = {}, {}
     for name, ub in buffers.items():
         try:
             impls[name] = map_buffer(ub, arch, threshold, (levels or {}).get(name))
         except MappingError as e:
+            if errors is not None:
+                errors[name] = e
             hint = order_hint(ub)
             refused[name] = f"{e} ({hint})" if hint else str(e)
     return impls, refused

@@ -51,8 +51,8 @@ class ScheduleResult:
 
 def schedule_program(program: Program, params: HwParams | None = None,
                      policy: str | None = None, balance: bool = True,
-                     delay: bool = True, early: frozenset[str] = frozenset()
-                     ) -> ScheduleResult:
+                     delay: bool = True, early: frozenset[str] = frozenset(),
+                     gap_scale: dict[str, int] | None = None) -> ScheduleResult:
     """Reduce the kernels' tree height (``balance=False`` skips it: the kernels as written),
     extract, schedule (sequential baseline and optimized; ``delay=False``: producers as early
     as possible, :mod:`.delay`), verify both, compute liveness."""
@@ -64,7 +64,8 @@ def schedule_program(program: Program, params: HwParams | None = None,
     deps = raw_dependences(poly)
     seq = schedule_sequential(program, poly)
     verify(poly, seq, params, deps, check_width=False)
-    opt, report = schedule_verified(program, poly, params, deps, policy, delay, frozenset(early))
+    opt, report = schedule_verified(program, poly, params, deps, policy, delay, frozenset(early),
+                                    gap_scale)
     live_opt = buffer_liveness(program, opt, seq)
     live_seq = buffer_liveness(program, seq, seq)
     loops = {lp.name: (lp.start, lp.extent) for lp in pipeline_loops(program)[0]}
