@@ -20,13 +20,22 @@ help:
 	@echo "                        compile, place and route the app, run it on the generated"
 	@echo "                        cgra_top in Verilator over AXI-Lite, check it bit-exactly and"
 	@echo "                        its cycles (WAVES=1: FST waveform; docs/simulation.md); without"
-	@echo "                        ARCH, the smallest shipped array the app fits and routes on"
+	@echo "                        ARCH, the smallest shipped array the app fits and routes on;"
+	@echo "                        ENERGY=1: also its energy from gate-level switching"
+	@echo "                        (docs/energy.md)"
 	@echo "make test               the test suite (what CI runs)"
-	@echo "make regress            the large regressions (pytest -m regress)"
+	@echo "make regress [WORKERS=2] every app at its Table 7.1 size end to end on the RTL, one"
+	@echo "                        Dask point each (EVAL_ARGS=\"--scheduler tcp://H:P\" for a"
+	@echo "                        cluster; table into docs/simulation.md), then the large"
+	@echo "                        tests (pytest -m regress)"
 	@echo "make verilog [ARCH=pub] write generated Verilog and register maps to rtl/"
 	@echo "                        (ARCH=cgra_4x4|cgra_4x16|cgra_8x8|cgra_16x32: the whole"
 	@echo "                        accelerator too)"
-	@echo "make fpga TARGET=ice40|ecp5 DESIGN=pub|dpbuf|pe|pe_tile|mem_tile|cgra_4x4"
+	@echo "make fpga APP=gaussian [TARGET=ecp5|ice40] [SIZE=...]"
+	@echo "                        the app as its own FPGA design: checked in Verilator (bit-"
+	@echo "                        exact, cycles), then Yosys + nextpnr: LUT4, FF, BRAM, DSP,"
+	@echo "                        Fmax, time per output value (ubc fpga; docs/fpga.md)"
+	@echo "make fpga TARGET=ice40|ecp5 DESIGN=pub|dpbuf|pe|pe_tile|mem_tile|cgra_2x2|cgra_4x4"
 	@echo "                        Yosys + nextpnr report under build/fpga/ (docs/fpga.md)"
 	@echo "make bench              benchmarks: PUB vs DP area; Verilator build time and cycles/s of"
 	@echo "                        the arrays in BENCH_ARCHS (default: cgra_4x4 cgra_4x16 cgra_8x8"
@@ -53,7 +62,7 @@ verilog: $(STAMP)
 # the app fits and routes on, docs/cli.md) unless ARCH is given on the command line.
 SIM_ARGS = $(APP) $(if $(filter command line,$(origin ARCH)),--arch $(ARCH)) \
            $(foreach s,$(SIZE),--size $(s)) $(if $(LEVEL),--level $(LEVEL)) \
-           $(if $(SEED),--seed $(SEED))
+           $(if $(SEED),--seed $(SEED)) $(if $(filter-out 0,$(ENERGY)),--energy)
 
 sim: $(STAMP)
 	$(UBC) sim $(SIM_ARGS)
@@ -62,10 +71,20 @@ test: $(STAMP)
 	$(PY) -m pytest -n $(JOBS) -q
 
 regress: $(STAMP)
-	$(PY) -m pytest -n $(JOBS) -q -m regress -o addopts=""
+	$(UBC) regress --workers $(WORKERS) --doc $(EVAL_ARGS); status=$$?; \
+	$(PY) -m pytest -n $(JOBS) -q -m regress -o addopts="" && exit $$status
+
+# make fpga APP=<app|file.py> [TARGET=ecp5|ice40] [SIZE=...]: the app's own FPGA design
+# (ubc fpga: Verilator check, Yosys, nextpnr); make fpga DESIGN=<block|tile|cgra_4x4>: a
+# generated block (ubgen fpga). APP given on the command line wins over the DESIGN default.
+FPGA_APP := $(if $(filter command line,$(origin DESIGN)),,$(filter command line,$(origin APP)))
 
 fpga: $(STAMP)
+ifneq ($(FPGA_APP),)
+	$(UBC) fpga $(APP) --target $(TARGET) $(foreach s,$(SIZE),--size $(s))
+else
 	$(UBGEN) fpga --target $(TARGET) --design $(DESIGN)
+endif
 
 bench: $(STAMP)
 	$(PY) bench/area.py

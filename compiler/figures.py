@@ -39,3 +39,12 @@ THESIS_7_2_AREA = {"pub_um2": THESIS_7_2["4 Wide SP SRAM +AGG +TB +AGs (PUB)"][0
                    "pub_sram_pct": THESIS_7_2["4 Wide SP SRAM +AGG +TB +AGs (PUB)"][1],
                    "dp_um2": THESIS_7_2["DP SRAM + AG"][0],
                    "dp_sram_pct": THESIS_7_2["DP SRAM + AG"][1]}
+
+# thesis Table 7.2, energy columns: row -> (MEM energy pJ per access, SRAM energy %) (16 nm
+# gate-level simulation); the PUB / DP+AG ratio is the figure to explain (bench/energy.py)
+THESIS_7_2_ENERGY_ROWS = {"Buffet": (3.9, 84), "DP SRAM + PEs": (4.8, 70),
+                          "DP SRAM + AG": (3.6, 92),
+                          "4 Wide SP SRAM +AGG +TB +AGs (PUB)": (2.5, 61)}
+THESIS_7_2_ENERGY = {**THESIS_7_2_ENERGY_ROWS,
+                     "ratio": (THESIS_7_2_ENERGY_ROWS["4 Wide SP SRAM +AGG +TB +AGs (PUB)"][0]
+                               / THESIS_7_2_ENERGY_ROWS["DP SRAM + AG"][0])}

@@ -14,7 +14,8 @@ compute with the PE's semantics (``ubgen/pe/ops.py``, :func:`pe_reference`; the 
 the two agree on random words): operands are first extended to 16-bit words (sign-extended when
 their type is signed), then
 
-* ``add sub mul mac`` keep the low 16 bits (``mac(a, b, c) = a*b + c``);
+* ``add sub mul mac`` keep the low 16 bits (``mac(a, b, c) = a*b + c``); ``udiv`` is the
+  unsigned quotient, ``a udiv 0 = 0`` (PE UDIV);
 * ``shl lshr ashr`` shift by ``b & 15`` (the shift amount is taken mod 16, no saturation);
   ``ashr`` shifts the signed value;
 * ``smin smax slt sle sgt sge`` compare signed values, ``umin umax ult ule ugt uge`` unsigned;
@@ -22,6 +23,7 @@ their type is signed), then
 * ``abs(a) = |s(a)|`` (PE ABS); ``absdiff(a, b)`` is ``|s(a) - s(b)|`` (PE ABSDIFF) when the
   first operand's type is signed and ``|a - b|`` (PE UABSDIFF) when it is unsigned;
 * ``select(c, a, b) = a if c & 1 else b`` (PE SEL with ``c`` on bit0); ``pass(a) = a``;
+* ``LoopPhase(loop, m, r)`` is 1 when the instance's value of loop ``loop`` is ``r`` mod ``m``;
 * ``Lookup(table, i)`` reads ``table[i]`` with ``i`` taken as an unsigned word; ``i`` outside
   the table is an :class:`InterpError`;
 
@@ -56,7 +58,7 @@ import numpy as np
 
 from ubgen.arch import WORD_WIDTH
 
-from .ir.expr import Arg, Call, Const, Kernel, Lookup
+from .ir.expr import Arg, Call, Const, Kernel, Lookup, LoopPhase
 from .ir.program import Loop, Op, Program
 from .ir.types import IntType
 
@@ -117,6 +119,7 @@ _BINARY = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
+    "udiv": lambda a, b: np.where(b == 0, 0, a // np.maximum(b, 1)),
     "shl": lambda a, b: a << (b & (WORD - 1)),
     "lshr": lambda a, b: a >> (b & (WORD - 1)),
     "ashr": lambda a, b: _signed(a) >> (b & (WORD - 1)),
@@ -158,9 +161,12 @@ def _apply(node: Call, words: list[np.ndarray]) -> np.ndarray:
     raise InterpError(f"unknown kernel op '{op}'")  # pragma: no cover - Call validates ops
 
 
-def eval_kernel(kernel: Kernel, args: list[np.ndarray], n: int, where: str = "") -> np.ndarray:
+def eval_kernel(kernel: Kernel, args: list[np.ndarray], n: int, where: str = "",
+                loops: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Evaluate ``kernel`` on argument bit patterns (arrays of length ``n``, one per load, in
-    the types of ``kernel``'s ``Arg`` nodes); returns the body's bit patterns (int64)."""
+    the types of ``kernel``'s ``Arg`` nodes); returns the body's bit patterns (int64).
+    ``loops`` gives the enclosing loops' values of the ``n`` instances (for
+    :class:`~compiler.ir.expr.LoopPhase` leaves)."""
     memo: dict[int, np.ndarray] = {}
     for node in kernel.nodes():
         _check_type(node.type, f"{where}kernel {kernel.name}")
@@ -173,6 +179,12 @@ def eval_kernel(kernel: Kernel, args: list[np.ndarray], n: int, where: str = "")
         elif isinstance(node, Call):
             words = [_to_word(memo[id(a)], a.type) for a in node.args]
             val = _apply(node, words) & _mask(node.type)
+        elif isinstance(node, LoopPhase):
+            if loops is None or node.loop not in loops:
+                raise InterpError(f"{where}kernel {kernel.name}: no value of loop {node.loop} "
+                                  f"for its phase")
+            val = (np.asarray(loops[node.loop], dtype=np.int64) % node.modulus
+                   == node.residue).astype(np.int64)
         elif isinstance(node, Lookup):
             i = _to_word(memo[id(node.index)], node.index.type)
             bad = i >= len(node.table)
@@ -241,6 +253,15 @@ def _env(info: _OpInfo) -> dict[str, np.ndarray]:
         shape[j] = lp.extent
         env[lp.name] = np.arange(lp.start, lp.start + lp.extent, dtype=np.int64).reshape(shape)
     return env
+
+
+def _loop_values(info: _OpInfo, loc: np.ndarray) -> dict[str, np.ndarray]:
+    """The loop variables of the instances ``loc`` (local sequential indices) of ``info``."""
+    out, rest = {}, np.asarray(loc, dtype=np.int64)
+    for lp in reversed(info.loops):
+        out[lp.name] = lp.start + rest % lp.extent
+        rest = rest // lp.extent
+    return out
 
 
 def _instance_env(info: _OpInfo, i: int) -> dict[str, int]:
@@ -507,7 +528,8 @@ def _evaluate(program: Program, infos: list[_OpInfo], ins: dict[str, np.ndarray]
             s = flow.supplier[k][j]
             v = ins[a.buffer][acc.loads[k][j][loc]] if s is None else values[s[loc]]
             args.append(_convert(v, btype, _arg_type(info.op.kernel, j, btype)))
-        res = eval_kernel(info.op.kernel, args, len(loc), f"op {info.op.name}: ")
+        res = eval_kernel(info.op.kernel, args, len(loc), f"op {info.op.name}: ",
+                          _loop_values(info, loc))
         values[info.offset + loc] = _convert(res, info.op.kernel.body.type,
                                              program.buffers[info.op.store.buffer].type)
 
@@ -736,7 +758,8 @@ def _scalar_step(program: Program, in_shapes: dict, mem: dict, op: Op,
         args.append(_convert(np.array([mem[acc.buffer][el]]), btype,
                              _arg_type(op.kernel, j, btype)))
     el = _scalar_element(program, in_shapes, op, op.store, env, "writes")
-    res = eval_kernel(op.kernel, args, 1, f"op {op.name}: ")
+    res = eval_kernel(op.kernel, args, 1, f"op {op.name}: ",
+                      {k: np.array([v]) for k, v in env.items()})
     btype = program.buffers[op.store.buffer].type
     mem[op.store.buffer][el] = int(_convert(res, op.kernel.body.type, btype)[0])
 

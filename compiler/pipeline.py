@@ -171,6 +171,26 @@ class CompileResult:
             self.seconds["golden"] = time.perf_counter() - t
         return self.golden
 
+    def fpga_design(self):
+        """The application's FPGA design (``compiler.fpga``: the same unified-buffer
+        implementation and schedule as an application-specific design) and the host's vectors
+        for it (the app's inputs in stream order, the golden outputs each output stream must
+        give, :meth:`establish_golden`). Runs the stages up to ``map``; raises the one-line
+        ``FPGADesignError`` (or ``MappingError`` for a buffer mapping refused)."""
+        from .fpga.build import build_fpga_design
+        from .fpga.host import host_vectors
+        from .mapping.common import MappingError
+        self.run("map")
+        if self.refused:
+            raise MappingError(next(iter(self.refused.values())))
+        s = self.scheduled
+        t = time.perf_counter()
+        design = build_fpga_design(s.program, s.optimized, s.buffers, self.impls, self.arch)
+        design.app = self.app
+        self.seconds["fpga_design"] = time.perf_counter() - t
+        golden = self.establish_golden()
+        return design, host_vectors(design, self.inputs, golden.outputs)
+
     def _stage_frontend(self) -> None:
         pass                            # the Program was loaded when the result was made
 
@@ -277,8 +297,9 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
     When mapping refuses a buffer, the program is scheduled again (``params``, default: the
     arch's) and mapped again, as long as something is left to change:
 
-    * a buffer that ops delayed by :mod:`compiler.schedule.delay` write or read: those ops
-      keep their earliest start;
+    * a buffer that ops delayed by :mod:`compiler.schedule.delay` (or initializations placed
+      by :mod:`compiler.schedule.init_place`) write or read: those ops are put where the
+      scheduler put them;
     * a read too soon after its write for the wide-fetch SRAM (``TooSoon``: a bank receives
       one of every ``k`` of the producer's writes, so its wide words fill ``k`` times slower
       than the scheduler's §5.5.3 gap assumed): the gap of the buffer's loads is doubled
@@ -296,7 +317,8 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
     early: set[str] = set()
     scale: dict[str, int] = {}
     while refused:
-        delayed = scheduled.optimized.info.get("delayed") or {}
+        delayed = dict.fromkeys(scheduled.optimized.info.get("delayed") or {})
+        delayed.update(dict.fromkeys(scheduled.optimized.info.get("init_placed") or ()))
         touch = {op.name for op in scheduled.program.ops() if op.name in delayed and (
             op.store.buffer in refused or any(ld.buffer in refused for ld in op.loads))}
         soon = {b for b in refused if isinstance(errors.get(b), TooSoon)
@@ -385,14 +407,20 @@ def size_errors() -> tuple[type[BaseException], ...]:
 
 
 def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=None,
-                  **options) -> CompileResult:
+                  shape: tuple[int, ...] | None = None, **options) -> CompileResult:
     """The app as runs of one tile (:mod:`compiler.tiling`): the tile shape with the fewest
-    runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist).
-    Raises :class:`compiler.tiling.region.TilingError` (a ``ValueError``) when none does."""
+    runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist),
+    or the given output tile ``shape``. Raises :class:`compiler.tiling.region.TilingError` (a
+    ``ValueError``) when none does (when the given shape does not)."""
     from .tiling.choose import choose
+    from .tiling.plan import plan_tiles
+    from .tiling.region import TilingError
     from .backend.pnr import PnRError
     done: dict[int, CompileResult] = {}
-    stop = until if STAGES.index(until) >= STAGES.index("netlist") else "netlist"
+    # the bundle of a tiled result needs its plan: built once the plan is attached
+    stop = STAGES[min(max(STAGES.index(until), STAGES.index("netlist")), STAGES.index("pnr"))]
+    if isinstance(arch, (str, Path)):
+        arch = load_arch(arch)
 
     def fits(plan) -> str | None:
         try:
@@ -406,9 +434,18 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
         done[id(plan)] = r
         return None
 
-    choice = choose(source.program, arch, fits, log=log)
-    result = done[id(choice.plan)]
-    result.app, result.whole, result.tiling = source.name, source, choice.plan
+    if shape is None:
+        plan = choose(source.program, arch, fits, log=log).plan
+    else:
+        plan = plan_tiles(source.program, tuple(shape))
+        why = fits(plan)
+        if why is not None:
+            raise TilingError(f"{source.name}: tile {list(plan.shape)} does not fit "
+                              f"{arch.name} ({why})")
+    result = done[id(plan)]
+    result.app, result.whole, result.tiling = source.name, source, plan
+    if STAGES.index(until) > STAGES.index(stop):
+        result.run(until)
     return result
 
 

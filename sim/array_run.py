@@ -23,20 +23,23 @@ waveform to ``build/sim/<app>-<arch>.fst``.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
-from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .bundle import validate_bundle
-from .runner import BUILD, VERILATOR_ARGS, fst_build_args, hier_block_args, setup_verilator
+from .progress import ProgressTail
+from .runner import (BUILD, VERILATOR_ARGS, fst_build_args, hier_block_args, locked,
+                     setup_verilator)
+from ubgen.paths import shown
 
-__all__ = ["run_bundle", "model_for", "generate_verilog", "E2E_BUILD", "RunError"]
+__all__ = ["run_bundle", "model_for", "generate_verilog", "ModelOptions", "E2E_BUILD",
+           "RunError"]
 
 E2E_BUILD = BUILD / "e2e"
 TEST_MODULE = "sim.tb.test_e2e"
@@ -51,127 +54,159 @@ def _arch(arch):
     return arch if isinstance(arch, Arch) else load_arch(arch)
 
 
-_GENERATED: dict[str, tuple[Path, str]] = {}      # this process's generations, by arch repr
-
-
 def generate_verilog(arch) -> tuple[Path, str, float]:
-    """Generate ``arch``'s ``cgra_top`` Verilog; returns (directory, SHA-256, seconds). The
-    directory is ``build/sim/e2e/rtl-<arch>-<sha16>`` (reused when it exists). Within one
-    process an arch is generated once (the generator cannot change under a running process)."""
-    from ubgen.top import write_verilog
-    arch = _arch(arch)
-    t = time.perf_counter()
-    known = _GENERATED.get(repr(arch))
-    if known and known[0].exists():
-        return known[0], known[1], time.perf_counter() - t
-    E2E_BUILD.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=E2E_BUILD, prefix=f".rtl-{arch.name}-"))
-    try:
-        write_verilog(arch, tmp)
-        h = hashlib.sha256()
-        for p in sorted(tmp.iterdir()):
-            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-        sha = h.hexdigest()
-        out = E2E_BUILD / f"rtl-{arch.name}-{sha[:16]}"
-        if not out.exists():
-            try:
-                tmp.rename(out)
-            except OSError:             # another process won the race: same content
-                pass
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-    _GENERATED[repr(arch)] = (out, sha)
-    return out, sha, time.perf_counter() - t
+    """``arch``'s ``cgra_top`` Verilog from the Verilog cache (:func:`ubgen.top.cached_verilog`,
+    generated on a miss); returns (directory, SHA-256 of its files, seconds spent generating: 0
+    on a hit). The cache's key is a digest of the generator's source, the arch and the tool
+    versions, so a warm run does not elaborate the array to find out whether it changed; the
+    model is keyed by the files' content, so an edit of the generator that leaves the Verilog
+    as it was regenerates the text once and keeps the model."""
+    from ubgen.top import cached_verilog
+    entry = cached_verilog(_arch(arch))
+    return entry.dir, entry.content_digest(), entry.seconds
 
 
-@contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+@dataclass(frozen=True)
+class ModelOptions:
+    """How the Verilator model of ``cgra_top`` is built (docs/simulation.md "Speed";
+    ``bench/sim_speed.py`` compares them). The defaults measured as fast as Verilator's own
+    optimisation levels per CPU second and far faster than two threads on two shared cores.
+
+    ``hierarchical``: the tile modules as hierarchical blocks (docs/array.md "Verilator"; a
+    flat model of a large array does not build); ``verilator_opt``: Verilator's own
+    optimisation level; ``opt_fast`` / ``opt_slow`` / ``opt_global``: the C++ compiler's flags
+    for the model's evaluation code, its construction code and Verilator's run-time library
+    (make's ``OPT_FAST``, ``OPT_SLOW``, ``OPT_GLOBAL``); ``threads``: Verilator's
+    ``--threads``; ``x_assign`` / ``x_initial``: what X and uninitialised variables become;
+    ``public``: ``"top"`` (only the top module's signals visible to cocotb) or ``"all"``
+    (cocotb's default, ``--public-flat-rw``)."""
+    hierarchical: bool = True
+    verilator_opt: str = "-O3"
+    opt_fast: str = "-O2"
+    opt_slow: str = "-O1"
+    opt_global: str = "-O2"
+    threads: int = 1
+    x_assign: str = "fast"
+    x_initial: str = "fast"
+    public: str = "top"
+
+    def verilator_args(self) -> list[str]:
+        args = [a for a in VERILATOR_ARGS if a.startswith("-W")]        # the warnings
+        args += [self.verilator_opt, "--x-assign", self.x_assign, "--x-initial", self.x_initial]
+        if self.threads > 1:
+            args += ["--threads", str(self.threads)]
+        if self.public == "all":
+            args += ["--public-flat-rw"]
+        return args
+
+    def make_args(self) -> list[str]:
+        return [f"OPT_FAST={self.opt_fast}", f"OPT_SLOW={self.opt_slow}",
+                f"OPT_GLOBAL={self.opt_global}"]
+
+    def describe(self) -> str:
+        d = ModelOptions()
+        diff = [f"{k}={v}" for k, v in asdict(self).items() if getattr(d, k) != v]
+        return ", ".join(diff) or "default"
 
 
-def _sources(rtl: Path, arch_name: str) -> list[Path]:
-    top = rtl / f"cgra_top_{arch_name}.v"
-    return sorted(p for p in rtl.glob("*.v") if p != top) + [top]
+# What the build below makes (part of each model's key): VPI access to the top module's signals
+# (or all of them, ``public="all"``), cocotb's main.
+FLAVOUR = "vpi-cocotb-2"
 
 
-# What the build below makes (stored in each model's stamp; a model of another flavour is
-# rebuilt): VPI access to the top module's signals only.
-FLAVOUR = "vpi-top-only"
+def model_key(verilog_key: str, options: ModelOptions, waves: bool) -> str:
+    """The model's cache key: the Verilog's content digest, the build options, the Verilator
+    version and the cocotb library it links."""
+    from importlib import metadata
+    parts = {"verilog": verilog_key, "options": asdict(options), "waves": waves,
+             "flavour": FLAVOUR, "verilator": metadata.version("verilator"),
+             "cocotb": metadata.version("cocotb")}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def _verilate(build_dir: Path, rtl: Path, top: str, arch_name: str, waves: bool) -> None:
+def _verilate(build_dir: Path, rtl: Path, arch, waves: bool, options: ModelOptions) -> None:
     """cocotb's Verilator build (the commands of ``cocotb_tools.runner.Verilator``: VPI, the
-    cocotb VPI library, cocotb's ``verilator.cpp`` main) with one difference: only the top
+    cocotb VPI library, cocotb's ``verilator.cpp`` main) with two differences: only the top
     module's signals are public (a Verilator configuration file), where cocotb's runner makes
-    every signal of the design public (``--public-flat-rw``). The testbench touches the top's
-    ports only; keeping the tiles' signals private lets Verilator optimise them, which makes
-    the cgra_8x8 model about 3.5 times faster and its build 3 times shorter (docs/simulation.md
-    "Speed")."""
+    every signal of the design public (``--public-flat-rw``) — the testbench touches the top's
+    ports only, and keeping the tiles' signals private lets Verilator optimise them; and the
+    tile modules are hierarchical blocks. ``options`` (:class:`ModelOptions`) sets the rest."""
     import subprocess
     import cocotb_tools.config as cocotb_config
     from ubgen.array import KINDS, tile_module
-    hier_sources, hier_args = hier_block_args(build_dir, [tile_module(k) for k in KINDS])
+    from ubgen.top import top_module, verilog_sources
+    top = top_module(arch)
+    hier_sources, hier_args = hier_block_args(
+        build_dir, [tile_module(k) for k in KINDS] if options.hierarchical else None)
     vlt = build_dir / "public_top.vlt"
     vlt.write_text(f'`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n')
     libs = cocotb_config.libs_dir
     cmd = ["verilator", "-cc", "--exe", "-Mdir", str(build_dir), "--top-module", top, "--vpi",
            "--prefix", "Vtop", "-o", top,
            "-LDFLAGS", f"-Wl,-rpath,{libs} -L{libs} -lcocotbvpi_verilator",
-           *VERILATOR_ARGS, *hier_args, *(fst_build_args() if waves else []),
+           *options.verilator_args(), *hier_args, *(fst_build_args() if waves else []),
            "--timescale", "1ns/1ps",
            str(cocotb_config.share_dir / "lib" / "verilator" / "verilator.cpp"), str(vlt),
-           *map(str, hier_sources + _sources(rtl, arch_name))]
-    make = ["make", "-j", "2", "-C", str(build_dir), "-f", "Vtop.mk", f"VM_TRACE={int(waves)}"]
+           *map(str, hier_sources + verilog_sources(rtl, arch))]
+    make = ["make", "-j", "2", "-C", str(build_dir), "-f", "Vtop.mk", f"VM_TRACE={int(waves)}",
+            *options.make_args()]
     with open(build_dir / "build.log", "w") as log:
         for c in (cmd, make):
             if subprocess.run(c, cwd=build_dir, stdout=log, stderr=subprocess.STDOUT).returncode:
                 raise RunError(f"Verilator build failed ({c[0]}); see {build_dir}/build.log")
 
 
-def model_for(arch, waves: bool = False, log=None) -> dict:
-    """The Verilator model of ``arch``'s generated Verilog, built if no model of that Verilog
-    exists. Returns ``{"build_dir", "rtl", "sha256", "top", "address_map",
-    "verilog_seconds", "verilator_build_seconds", "cached"}``."""
+def _children_cpu() -> float:
+    """CPU seconds of the finished child processes (a build's Verilator, make and compilers)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def model_for(arch, waves: bool = False, log=None, options: ModelOptions | None = None) -> dict:
+    """The Verilator model of ``arch``'s ``cgra_top``, built if no model of that Verilog with
+    those ``options`` exists. Returns ``{"build_dir", "rtl", "sha256" (the model's key), "top",
+    "address_map", "verilog_seconds", "verilator_build_seconds", "cached", "options"}``."""
+    from ubgen.top import top_module
     arch = _arch(arch)
+    options = options or ModelOptions()
     say = log or (lambda msg: None)
-    rtl, sha, vsec = generate_verilog(arch)
-    say(f"Verilog: {arch.name}, sha256 {sha[:16]} ({vsec:.1f} s)")
-    top = f"cgra_top_{arch.name}"
-    build_dir = E2E_BUILD / f"{arch.name}-{sha[:16]}{'-waves' if waves else ''}"
+    rtl, vkey, vsec = generate_verilog(arch)
+    say(f"Verilog: {arch.name}, sha256 {vkey[:16]} "
+        + (f"(generated in {vsec:.1f} s)" if vsec else "(cached)"))
+    key = model_key(vkey, options, waves)
+    top = top_module(arch)
+    build_dir = E2E_BUILD / f"{arch.name}-{key[:16]}{'-waves' if waves else ''}"
     stamp = build_dir / "model.json"
-    with _locked(E2E_BUILD / f".{build_dir.name}.lock"):
+    with locked(E2E_BUILD / f".{build_dir.name}.lock"):
         cached = (stamp.exists() and (build_dir / top).exists()
-                  and json.loads(stamp.read_text()).get("flavour") == FLAVOUR)
+                  and json.loads(stamp.read_text()).get("key") == key)
         seconds = 0.0
         if not cached:
-            say(f"Verilator build: {build_dir.relative_to(BUILD.parent.parent)} (cold, minutes)")
-            t = time.perf_counter()
+            say(f"Verilator build: {shown(build_dir)} (cold, minutes; "
+                f"options: {options.describe()})")
+            t, cpu = time.perf_counter(), _children_cpu()
             setup_verilator()
             if build_dir.exists():
                 shutil.rmtree(build_dir)
             build_dir.mkdir(parents=True)
             try:
-                _verilate(build_dir, rtl, top, arch.name, waves)
+                _verilate(build_dir, rtl, arch, waves, options)
             except RunError:
                 raise
             except RuntimeError as e:       # fst_build_args: no LZ4 library
                 raise RunError(f"Verilator build failed ({e})") from None
             seconds = time.perf_counter() - t
-            stamp.write_text(json.dumps({"sha256": sha, "arch": arch.name, "waves": waves,
-                                         "flavour": FLAVOUR, "seconds": round(seconds, 1)}))
+            stamp.write_text(json.dumps({"key": key, "verilog_sha256": vkey, "arch": arch.name,
+                                         "waves": waves, "options": asdict(options),
+                                         "seconds": round(seconds, 1),
+                                         "cpu_seconds": round(_children_cpu() - cpu, 1)}))
         else:
             say(f"Verilator build: cached ({build_dir.name})")
     amap = json.loads((rtl / f"{top}.json").read_text())
-    return {"build_dir": build_dir, "rtl": rtl, "sha256": sha, "top": top,
+    return {"build_dir": build_dir, "rtl": rtl, "sha256": key, "top": top,
             "address_map": amap, "verilog_seconds": vsec,
-            "verilator_build_seconds": seconds, "cached": cached}
+            "verilator_build_seconds": seconds, "cached": cached, "options": options}
 
 
 def _waves_default() -> bool:
@@ -181,7 +216,7 @@ def _waves_default() -> bool:
 def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
                model: dict | None = None, keep: bool | None = None,
                stress: int | None = None, plan_patch: dict | None = None,
-               arrays: dict | None = None) -> dict:
+               arrays: dict | None = None, progress=None) -> dict:
     """Run ``bundle`` (``compiler.backend.bundle.make_bundle``) on ``arch``'s ``cgra_top``
     (module docstring). ``model``: a :func:`model_for` result to reuse. ``keep``: keep the run
     directory (``build/sim/e2e/runs/...``: job, result, simulator log) always (True), never
@@ -189,7 +224,9 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     for the reliability run (random AXI-Lite traffic woven into the host's steps,
     :mod:`sim.tb.test_e2e`; its wrong responses count as failures). ``plan_patch``: for
     negative controls only, a deliberately wrong host view (``{"tile_span_extra": n}``: the
-    host believes every tile answers ``n`` more offsets). Returns the testbench's
+    host believes every tile answers ``n`` more offsets). ``progress``: a text stream to show
+    the live progress of configure, load, run and read back on (:mod:`sim.progress`; None:
+    none). Returns the testbench's
     observations and the verdict: ``passed``, ``match``, ``cycles_predicted``,
     ``cycles_measured``, ``first_write``, ``writes``, ``output_writes``, ``error``,
     ``readback_mismatches``, ``output_mismatches`` (count and the first few), ``sim_seconds``,
@@ -205,24 +242,8 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     arch = _arch(arch)
     if model is None:
         model = model_for(arch, waves, log)
-    validate_bundle(bundle, model["address_map"])
-    from .bundle import host_plan
-    setup_verilator()
-    from cocotb_tools.runner import get_runner
-    runs = E2E_BUILD / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    run_dir = Path(tempfile.mkdtemp(dir=runs, prefix=f"{bundle['app']}-{arch.name}-"))
-    plan = host_plan(model["address_map"])
-    extra = (plan_patch or {}).get("tile_span_extra", 0)
-    plan["tile_spans"] = {k: v + extra for k, v in plan["tile_spans"].items()}
-    job = {"bundle": bundle, "plan": plan, "stress": stress}
-    if "tiling" in bundle:
-        job["arrays"] = _save_arrays(run_dir, arrays or {}, bundle["tiling"]["outputs"])
-    (run_dir / "job.json").write_text(json.dumps(job))
+    run_dir, job = _prepare_job(bundle, arch, model, stress, plan_patch, arrays)
     result_path = run_dir / "result.json"
-    env = {"PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent),
-                                          os.environ.get("PYTHONPATH", "")]),
-           "UBGEN_E2E_JOB": str(run_dir / "job.json"), "UBGEN_E2E_RESULT": str(result_path)}
     fst = BUILD / f"{bundle['app']}-{arch.name}.fst"
     if "tiling" in bundle:
         say(f"simulate: {len(bundle['bitstream'])} configuration words, "
@@ -232,19 +253,7 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
         say(f"simulate: {len(bundle['bitstream'])} configuration words, "
             f"{len(bundle['glb_inputs'])} input words, {len(bundle['glb_outputs'])} output "
             f"words, {bundle['cycles_predicted']} cycles predicted")
-    t = time.perf_counter()
-    runner = get_runner("verilator")
-    try:
-        runner.test(test_module=TEST_MODULE, hdl_toplevel=model["top"], hdl_toplevel_lang="verilog",
-                    build_dir=model["build_dir"], test_dir=run_dir, extra_env=env,
-                    waves=waves, test_args=(["--trace-file", str(fst)] if waves else []),
-                    log_file=run_dir / "sim.log")
-    except SystemExit as e:          # the runner exits when the cocotb test failed
-        if not result_path.exists():
-            raise RunError(f"simulation failed to run ({e}); see {run_dir}/sim.log") from None
-    sim_seconds = time.perf_counter() - t
-    if not result_path.exists():
-        raise RunError(f"the testbench wrote no result; see {run_dir}/sim.log")
+    sim_seconds = _run_testbench(run_dir, model, waves, fst, progress)
     res = json.loads(result_path.read_text())
     for line in res.get("log", []):
         say(line)
@@ -264,6 +273,57 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     else:
         res["run_dir"] = str(run_dir)
     return res
+
+
+def _prepare_job(bundle: dict, arch, model: dict, stress, plan_patch,
+                 arrays) -> tuple[Path, dict]:
+    """A fresh run directory with the testbench's ``job.json`` (the bundle, the host's view of
+    the address map, the reliability seed, a tiled job's whole arrays)."""
+    validate_bundle(bundle, model["address_map"])
+    from .bundle import host_plan
+    runs = E2E_BUILD / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    run_dir = Path(tempfile.mkdtemp(dir=runs, prefix=f"{bundle['app']}-{arch.name}-"))
+    plan = host_plan(model["address_map"])
+    extra = (plan_patch or {}).get("tile_span_extra", 0)
+    plan["tile_spans"] = {k: v + extra for k, v in plan["tile_spans"].items()}
+    job = {"bundle": bundle, "plan": plan, "stress": stress}
+    if "tiling" in bundle:
+        job["arrays"] = _save_arrays(run_dir, arrays or {}, bundle["tiling"]["outputs"])
+    (run_dir / "job.json").write_text(json.dumps(job))
+    return run_dir, job
+
+
+def _run_testbench(run_dir: Path, model: dict, waves: bool, fst: Path, progress) -> float:
+    """The cocotb testbench on the cached model in ``run_dir`` (live progress on ``progress``);
+    returns its wall seconds. Raises :class:`RunError` when it did not run."""
+    setup_verilator()
+    from cocotb_tools.runner import get_runner
+    result_path = run_dir / "result.json"
+    env = {"PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent),
+                                          os.environ.get("PYTHONPATH", "")]),
+           "UBGEN_E2E_JOB": str(run_dir / "job.json"), "UBGEN_E2E_RESULT": str(result_path),
+           "UBGEN_E2E_PROGRESS": str(run_dir / "progress.jsonl")}
+    t = time.perf_counter()
+    runner = get_runner("verilator")
+    tail = ProgressTail(run_dir / "progress.jsonl", progress) if progress else None
+    if tail:
+        tail.start()
+    try:
+        runner.test(test_module=TEST_MODULE, hdl_toplevel=model["top"], hdl_toplevel_lang="verilog",
+                    build_dir=model["build_dir"], test_dir=run_dir, extra_env=env,
+                    waves=waves, test_args=(["--trace-file", str(fst)] if waves else []),
+                    log_file=run_dir / "sim.log")
+    except SystemExit as e:          # the runner exits when the cocotb test failed
+        if not result_path.exists():
+            raise RunError(f"simulation failed to run ({e}); see {run_dir}/sim.log") from None
+    finally:
+        if tail:
+            tail.stop()
+    seconds = time.perf_counter() - t
+    if not result_path.exists():
+        raise RunError(f"the testbench wrote no result; see {run_dir}/sim.log")
+    return seconds
 
 
 def _save_arrays(run_dir: Path, arrays: dict, outputs: list[str]) -> dict:

@@ -177,6 +177,7 @@ def host_plan(address_map: dict) -> dict:
     return {"control": {r["name"]: r["address"] for r in address_map["control"]},
             "control_access": {r["name"]: r["access"] for r in address_map["control"]},
             "glb_base": address_map["glb"]["base"],
+            "glb_rows_base": address_map["glb_rows"]["base"],
             "glb_words": address_map["glb"]["banks"] * address_map["glb"]["bank_words"],
             "tile_base": t["base"], "tile_id_shift": t["tile_id_shift"],
             "tile_spans": {str(k): v for k, v in tile_spans(address_map).items()},

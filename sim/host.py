@@ -1,5 +1,6 @@
-"""The host runtime of ``cgra_top`` (docs/simulation.md "Host runtime"; docs/top.md "A host
-run"): what a board driver does with a compiled app, over any bus that moves 32-bit words.
+"""The host runtime of ``cgra_top`` (docs/simulation.md "Host runtime and tiled runs";
+docs/top.md "A host run"): what a board driver does with a compiled app, over any bus that
+moves 32-bit words.
 
     acc = Accelerator(bus, plan)           # plan: sim.bundle.host_plan(address map)
     await acc.configure(bitstream)         # tile registers (read back where readable)

@@ -129,19 +129,21 @@ PUB_ARCH = "pub"                 # default arch of the PUB level
 
 
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
-              out_dir: Path | None = None, log=print) -> dict:
+              out_dir: Path | None = None, log=None, progress=True, energy: bool = False,
+              sram_scale: float = 1.0) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
     :func:`record_path`). The golden comes first (``compiler.frontend.source.establish_golden``): when the
     interpreter and the app's reference (or real Halide) disagree, the record says
     ``passed: false`` with the first differing word and nothing is compiled or simulated.
     Raises the compiler's and place and route's one-line errors (``ValueError``/``KeyError``
-    subclasses) before anything is written."""
-    from compiler.pipeline import (compile_app, compile_fitting, compile_on_smallest,
-                                   shipped_arrays)
+    subclasses) before anything is written. ``progress``: where the simulation's live progress
+    goes (True: standard output; a stream; None: nowhere)."""
+    from compiler.pipeline import compile_app, shipped_arrays
     from compiler.frontend.source import GoldenMismatch, effective_sizes
     from sim.array_run import model_for, run_bundle
 
     t0 = time.perf_counter()
+    log = log or (lambda msg: print(msg, flush=True))
     say = lambda msg: log(f"[{time.perf_counter() - t0:7.1f} s] {msg}")
     # the golden needs no arch: establish it on the frontend alone, before compiling
     front = compile_app(app, arch_name or shipped_arrays()[0], sizes, until="frontend",
@@ -157,6 +159,34 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
         return _write_record(record, record_path(out_dir or BUILD_SIM, base["app"],
                                                  base["arch"], front.source))
     say(f"golden: {golden.describe()}")
+    result, compile_seconds = _compile(app, arch_name, sizes, seed, say)
+    result.inputs, result.golden = front.inputs, golden
+    base["arch"] = result.arch.name
+    out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"], result.source)
+    pnr, bundle, pnr_seconds = _place_and_bundle(result, say)
+    model = model_for(result.arch, _waves(waves), say)
+    if model["cached"]:
+        say("Verilator build: 0 s (model cached)")
+    else:
+        say(f"Verilator build: {model['verilator_build_seconds']:.1f} s")
+    arrays = ({"inputs": front.inputs, "expected": golden.outputs}
+              if result.tiling is not None else None)
+    res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model,
+                     arrays=arrays,
+                     progress=sys.stdout if progress is True else progress or None)
+    record = _array_record(base, result, bundle, pnr, res, model,
+                           compile_seconds=compile_seconds, pnr_seconds=pnr_seconds)
+    outputs = res.get("outputs") or (golden.outputs if res["passed"] else {})
+    record["images"] = write_images(out, front.inputs, outputs)
+    if energy and res["passed"]:
+        _add_energy(record, bundle, result, sram_scale, say)
+    return _write_record(record, out)
+
+
+def _compile(app: str, arch_name: str | None, sizes: dict, seed: int, say):
+    """The app compiled through its netlist (and placed and routed when no arch is named: the
+    smallest shipped array it fits and routes on), tiled when it does not fit one run."""
+    from compiler.pipeline import compile_fitting, compile_on_smallest
     t = time.perf_counter()
     if arch_name is None:
         result, choice = compile_on_smallest(app, sizes, until="pnr", seed=seed, tile=True,
@@ -164,23 +194,25 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
         say(choice.describe(result.app))
     else:
         result = compile_fitting(app, arch_name, sizes, until="netlist", seed=seed, log=say)
-    result.inputs, result.golden = front.inputs, golden
-    base["arch"] = result.arch.name
-    out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"], result.source)
     rep = result.report
-    compile_seconds = time.perf_counter() - t
+    seconds = time.perf_counter() - t
     say(f"compile: {rep['app']} on {rep['arch']}: {rep['pes']} PEs, {rep['mems']} MEMs, "
         f"{rep['ios']} IOs, {rep['registers']} register stages, {rep['cycles_predicted']} "
-        f"cycles predicted ({compile_seconds:.1f} s)")
+        f"cycles predicted ({seconds:.1f} s)")
     if result.tiling is not None:
         say(f"tiled: {result.runs} runs of an output tile {list(result.tiling.shape)} "
             f"({result.tiling.host_words()} host words per run), "
             f"{rep['cycles_predicted']} cycles per run, {rep['cycles_total']} in all")
+    return result, seconds
+
+
+def _place_and_bundle(result, say):
+    """Place and route ``result`` and make its bundle; returns ``(pnr, bundle, seconds)``."""
     t = time.perf_counter()
     pnr = result.run("pnr").pnr
-    pnr_seconds = time.perf_counter() - t
+    seconds = time.perf_counter() - t
     say(f"place: {pnr.place_seconds:.1f} s")
-    say(f"route: {pnr.route_seconds:.1f} s (place and route {pnr_seconds:.1f} s); "
+    say(f"route: {pnr.route_seconds:.1f} s (place and route {seconds:.1f} s); "
         f"bitstream check {pnr.check.summary()}")
     bundle = result.run("bundle").bundle
     if result.tiling is not None:
@@ -191,15 +223,13 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
         say(f"bundle: {len(bundle['bitstream'])} configuration words, "
             f"{len(bundle['glb_inputs'])} input and {len(bundle['glb_outputs'])} output GLB "
             f"words")
-    model = model_for(result.arch, _waves(waves), say)
-    if model["cached"]:
-        say("Verilator build: 0 s (model cached)")
-    else:
-        say(f"Verilator build: {model['verilator_build_seconds']:.1f} s")
-    arrays = ({"inputs": front.inputs, "expected": golden.outputs}
-              if result.tiling is not None else None)
-    res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model,
-                     arrays=arrays)
+    return pnr, bundle, seconds
+
+
+def _array_record(base: dict, result, bundle: dict, pnr, res: dict, model: dict, *,
+                  compile_seconds: float, pnr_seconds: float) -> dict:
+    """The JSON record of an array-level run (``res``: :func:`sim.array_run.run_bundle`'s)."""
+    golden, rep = result.golden, result.report
     record = dict(base, golden=golden.kind, golden_checked=list(golden.checked),
                   pes=rep["pes"], mems=rep["mems"], ios=rep["ios"],
                   registers=rep["registers"], bitstream_words=len(bundle["bitstream"]),
@@ -224,9 +254,19 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
                       runs_measured=[t["last_write"] for t in res.get("tiles", [])])
     if res.get("waves"):
         record["waves"] = res["waves"]
-    outputs = res.get("outputs") or (golden.outputs if res["passed"] else {})
-    record["images"] = write_images(out, front.inputs, outputs)
-    return _write_record(record, out)
+    return record
+
+
+def _add_energy(record: dict, bundle: dict, result, sram_scale: float, say) -> None:
+    """The same bundle once more on the gate-level ``cgra_top``: its energy into ``record``
+    (docs/energy.md); a failed gate-level run fails the record."""
+    from sim.energy.report import energy_record
+    say("energy: the same bundle on the gate-level cgra_top (docs/energy.md)")
+    record["energy"] = e = energy_record(bundle, result.arch, result.program, sram_scale,
+                                         log=say)
+    if not e["passed"]:
+        record["passed"] = False
+        record["failures"] = record["failures"] + [f"gate-level run: {f}" for f in e["failures"]]
 
 
 def write_images(record: Path, inputs: dict, outputs: dict) -> list[str]:
@@ -235,6 +275,7 @@ def write_images(record: Path, inputs: dict, outputs: dict) -> list[str]:
     scaled to 8 bits by the array's maximum when it exceeds 255. Returns the files written."""
     from PIL import Image
     files = []
+    record.parent.mkdir(parents=True, exist_ok=True)
     for name, arr in list(inputs.items()) + list(outputs.items()):
         a = np.asarray(arr).astype(np.int64)
         if not (a.ndim == 2 or (a.ndim == 3 and a.shape[2] == 3)) or min(a.shape[:2]) < 2:
@@ -299,6 +340,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="input generator seed (and the placer's seed)")
     ap.add_argument("--waves", action="store_true",
                     help="--level array: write an FST waveform (as WAVES=1)")
+    from sim.energy.report import HELP as ENERGY_HELP
+    ap.add_argument("--energy", action="store_true", help="--level array: " + ENERGY_HELP)
+    ap.add_argument("--sram-scale", type=float, default=1.0, metavar="X",
+                    help="--energy: multiply every SRAM macro's access energy by X (the "
+                         "sensitivity of docs/energy.md; default 1)")
 
 
 def main(argv=None) -> int:
@@ -312,6 +358,20 @@ def main(argv=None) -> int:
 
 
 def run_from_args(args) -> int:
+    if args.energy and args.level != "array":
+        print("sim: error: --energy measures a run on the array (--level array)",
+              file=sys.stderr)
+        return 2
+    if args.energy:                  # the assumptions first: no RTL run before a bad one
+        from sim.energy.gates import EnergyError
+        from sim.energy.model import load_tech
+        try:
+            if not args.sram_scale > 0:
+                raise EnergyError(f"--sram-scale must be positive (got {args.sram_scale})")
+            load_tech()
+        except EnergyError as e:
+            print(f"sim: error: {_one_line(e)}", file=sys.stderr)
+            return 2
     if args.level == "array":
         return main_array(args)
     try:
@@ -340,7 +400,8 @@ def main_array(args) -> int:
     from sim.array_run import RunError
     try:
         sizes = parse_sizes(args.size)
-        rec = run_array(args.app, args.arch, sizes, args.seed, True if args.waves else None)
+        rec = run_array(args.app, args.arch, sizes, args.seed, True if args.waves else None,
+                        energy=args.energy, sram_scale=args.sram_scale)
     except RunError as e:
         print(f"sim: error: {_one_line(e)}", file=sys.stderr)
         return 1
@@ -361,6 +422,14 @@ def main_array(args) -> int:
           f"{rec['mems']} MEMs, {rec['ios']} IOs; compile {rec['compile_seconds']:.1f} s, "
           f"pnr {rec['pnr_seconds']:.1f} s, Verilator build {rec['verilator_build_seconds']:.0f} s, "
           f"sim {rec['sim_seconds']:.1f} s -> {rec['json']}")
+    if rec.get("energy"):
+        e = rec["energy"]
+        cats = ", ".join(f"{k} {v / e['output_pixels']:.2f}" for k, v in
+                         e["categories_pj"].items())
+        print(f"energy: {e['total_pj'] / 1e3:.1f} nJ in {e['window_cycles']} cycles, "
+              f"{e['pj_per_pixel']} pJ per output pixel ({cats}), {e['pj_per_op']} pJ per "
+              f"operation ({e['technology']}); the gate-level run took "
+              f"{e['energy_seconds']:.0f} s")
     for why in rec["failures"]:
         print(f"sim: FAIL: {why}", file=sys.stderr)
     return 0 if rec["passed"] else 1

@@ -5,11 +5,13 @@ so nothing depends on the user's shell or on a system Verilator.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -233,3 +235,16 @@ def build_model(*, name: str, sources: list[Path | str], top: str,
                           f"OPT_FAST={opt}"],
                          build_dir / "compile.log", build_dir)
     return ModelBuild(obj / top, build_dir, verilate, compile_)
+
+
+@contextmanager
+def locked(path: Path):
+    """An exclusive lock on ``path`` (created with its directory) while the block runs: one
+    build of a cached model at a time (pytest-xdist workers, concurrent runs)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

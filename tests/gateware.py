@@ -16,7 +16,8 @@ from typing import Iterable
 from amaranth.sim import Simulator
 
 __all__ = ["run_testbench", "advance_cycles", "wait_until", "flat_bus", "bus_write",
-           "bus_writes", "bus_read", "configure", "reg_offset", "increasing_strides"]
+           "bus_writes", "bus_read", "configure", "reg_offset", "increasing_strides",
+           "glb_host_writes", "glb_host_read"]
 
 
 def run_testbench(dut, bench, *, vcd: str | None = None) -> None:
@@ -64,6 +65,31 @@ async def bus_writes(ctx, bus, writes: Iterable[tuple[int, int]]) -> None:
         ctx.set(bus.we, 1)
         await ctx.tick()
     ctx.set(bus.we, 0)
+
+
+async def glb_host_writes(ctx, host, writes: Iterable[tuple[int, int]]) -> None:
+    """``(word, value)`` writes through a global buffer's row port (``host``: row address and
+    byte enables, ``ubgen.glb.global_buffer.host_port_signature``): one word per cycle, its
+    lane of the row enabled."""
+    from ubgen.glb.spec import ROW_BYTES, ROW_WORDS, WORD_WIDTH, lane_of, row_of
+    per_word = ROW_BYTES // ROW_WORDS
+    for word, value in writes:
+        ctx.set(host.addr, row_of(word))
+        ctx.set(host.wdata, value << WORD_WIDTH * lane_of(word))
+        ctx.set(host.be, ((1 << per_word) - 1) << per_word * lane_of(word))
+        ctx.set(host.we, 1)
+        await ctx.tick()
+    ctx.set(host.we, 0)
+
+
+async def glb_host_read(ctx, host, word: int) -> int:
+    """One word read through a global buffer's row port (read latency 1)."""
+    from ubgen.glb.spec import WORD_WIDTH, lane_of, row_of
+    ctx.set(host.addr, row_of(word))
+    ctx.set(host.re, 1)
+    await ctx.tick()
+    ctx.set(host.re, 0)
+    return ctx.get(host.rdata) >> WORD_WIDTH * lane_of(word) & ((1 << WORD_WIDTH) - 1)
 
 
 def bus_read(ctx, bus, addr: int) -> int:

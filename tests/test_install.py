@@ -73,7 +73,8 @@ def check_installed(path: Path, site: Path) -> None:
 
 def _clean_env(home: Path) -> dict:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV") and not k.startswith("PIP_")}
+           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "XDG_CACHE_HOME")
+           and not k.startswith("PIP_")}
     return dict(env, HOME=str(home), PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
                 PIP_NO_INPUT="1")
 
@@ -144,3 +145,4 @@ def test_installed_package_runs_outside_the_checkout(tmp_path, capsys):
     assert top.is_file() and "module cgra_top_cgra_4x4(" in top.read_text()
     assert json.loads((out / "cgra_4x4_regmap.json").read_text())
     assert sorted(p.name for p in work.iterdir()) == []      # nothing written into the cwd
+    assert list((tmp_path / ".cache" / "ubgen" / "verilog").iterdir())   # the Verilog cache

@@ -1,6 +1,8 @@
 """The import rules of docs/design.md §2, checked on the source and in fresh interpreters:
 
 * ubgen never imports compiler, sim or apps;
+* the compiler never imports sim at module level, and inside a function only in the tools on
+  top (the CLI and the sweep: ``ubc sim``, the sweep's ``sim`` stage);
 * no compiler stage imports a later stage (the order of docs/design.md §3);
 * importing the compiler (driver, IR, passes, backend, cycle models) and compiling an app to its
   netlist does not import Amaranth; nor do ubgen's exports (arch, op encoding, register maps,
@@ -23,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # earlier ones. Modules not listed (ir, source, interp, model, pipeline, cli, sweep, plot) are
 # outside the ordering: the IR and shared helpers below every stage, the driver and the tools
 # above them.
-STAGES = ["frontend", "passes", "poly", "schedule", "mapping", "backend"]
+STAGES = ["frontend", "passes", "poly", "schedule", "mapping", "backend", "fpga"]
 
 
 def _imports(path: Path, package: str) -> set[str]:
@@ -102,6 +104,48 @@ def driver_violations(files) -> list[str]:
     return sorted(set(bad))
 
 
+def _top_level_imports(path: Path) -> set[str]:
+    """Absolute names of the modules ``path`` imports at module level (not in functions)."""
+    tree = ast.parse(path.read_text(), str(path))
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            out.add(node.module or "")
+    return out
+
+
+def sim_violations(files) -> list[str]:
+    """Compiler modules importing the simulator: at module level anywhere, inside functions
+    outside the tools on top (docs/design.md §2)."""
+    bad = []
+    for path, name, pkg in files:
+        top = {m for m in _top_level_imports(path) if m.split(".")[0] == "sim"}
+        bad += [f"{name} imports {m} at module level" for m in sorted(top)]
+        if not name.startswith(("compiler.cli", "compiler.sweep")):
+            bad += [f"{name} imports {m}" for m in sorted(_imports(path, pkg))
+                    if m.split(".")[0] == "sim"]
+    return sorted(set(bad))
+
+
+def test_compiler_imports_sim_only_lazily_in_the_tools_on_top():
+    assert sim_violations(_modules("compiler")) == []
+
+
+def test_sim_check_sees_violations(tmp_path):
+    """Negative controls: the sweep importing the simulator at module level, and a backend
+    module importing it inside a function, are reported."""
+    src = tmp_path / "x.py"
+    src.write_text("from sim.array_run import run_bundle\n")
+    assert sim_violations([(src, "compiler.sweep.x", "compiler.sweep")]) == [
+        "compiler.sweep.x imports sim.array_run at module level"]
+    src.write_text("def f():\n    from sim.array_run import run_bundle\n")
+    assert sim_violations([(src, "compiler.sweep.x", "compiler.sweep")]) == []
+    assert "compiler.backend.x imports sim.array_run" in sim_violations(
+        [(src, "compiler.backend.x", "compiler.backend")])
+
+
 def test_no_stage_imports_the_driver():
     assert driver_violations(_modules("compiler")) == []
 
@@ -156,6 +200,7 @@ AMARANTH_FREE = [
     "import compiler.backend.pnr, compiler.backend.place, compiler.backend.route, "
     "compiler.backend.bitstream, compiler.backend.check, compiler.backend.pad, compiler.cli, "
     "compiler.sweep.point, ubgen.top, ubgen.top.spec",
+    "import compiler.fpga.build, compiler.fpga.design, compiler.fpga.host, compiler.cli.fpga",
     "import ubgen.arch, ubgen.regmap, ubgen.controller, ubgen.pe, ubgen.pe.ops, ubgen.pub, "
     "ubgen.mem.spec, ubgen.io.spec, ubgen.glb.spec, ubgen.interconnect, ubgen.array, "
     "ubgen.array.layout\nfrom ubgen.array.graph import routing_graph, full_regmap\n"
@@ -183,7 +228,56 @@ def test_place_route_and_bundle_do_not_import_amaranth():
     assert _fresh(code) == "False"
 
 
+def test_fpga_design_does_not_import_amaranth():
+    """The FPGA backend describes the app's design as data; building it is ubgen's."""
+    code = ("from compiler.pipeline import compile_app\n"
+            "r = compile_app('gaussian', sizes=dict(width=32, height=8), until='map')\n"
+            "d, v = r.fpga_design()\n"
+            "assert d.count('ram') == 1 and v['output_writes'] > 0\n")
+    assert _fresh(code) == "False"
+
+
 def test_amaranth_check_sees_amaranth():
     """Negative control: building the PE (an Amaranth component) is seen."""
     assert _fresh("import ubgen.pe.pe") == "True"
     assert _fresh("from ubgen.pe import PE") == "True"
+
+
+# --- no import circles (docs/design.md §2), imports inside functions included
+
+PACKAGES = ("ubgen", "compiler", "sim", "apps")
+
+
+def import_graph(files) -> "nx.DiGraph":
+    """The module import graph of ``files`` (``(path, module name, package)``): an edge for
+    every ``import`` statement at any depth (inside functions too), to the module named or, for
+    ``from M import name``, to ``M.name`` when that is a module of ``files``."""
+    import networkx as nx
+    files = list(files)
+    known = {name for _p, name, _pkg in files}
+    g = nx.DiGraph()
+    g.add_nodes_from(known)
+    for path, name, pkg in files:
+        for mod in _imports(path, pkg):
+            if mod in known and mod != name:
+                g.add_edge(name, mod)
+    return g
+
+
+def import_circles(files) -> list[list[str]]:
+    import networkx as nx
+    return sorted(sorted(c) for c in nx.simple_cycles(import_graph(files)))
+
+
+def test_no_import_circles():
+    files = [f for top in PACKAGES for f in _modules(top)]
+    assert import_circles(files) == []
+
+
+def test_circle_check_sees_a_planted_circle(tmp_path):
+    """Negative control: two modules importing each other, one of them inside a function."""
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("from . import b\n")
+    b.write_text("def f():\n    from .a import g\n")
+    circles = import_circles([(a, "compiler.x.a", "compiler.x"), (b, "compiler.x.b", "compiler.x")])
+    assert circles == [["compiler.x.a", "compiler.x.b"]]

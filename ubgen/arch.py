@@ -6,156 +6,19 @@ two always agree on sizes, widths and latencies (docs/design.md §2, "one source
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import fields, replace
 from pathlib import Path
 
+from .params import (  # noqa: F401  (re-exported: ubgen.arch is where callers import them)
+    WORD_WIDTH, WORD_MASK, CONTROLLER_KINDS, ControllerParams, PUBParams, MemParams, DPBufParams,
+    ArrayParams, GLBParams, ScheduleParams, AreaModel, Arch, _clog2, _is_pow2)
 from .paths import CONSTRAINTS_DIR
 
 ARCH_DIR = CONSTRAINTS_DIR / "arch"
 
-WORD_WIDTH = 16
-WORD_MASK = (1 << WORD_WIDTH) - 1
-"""Bits of a data word, fixed for every block (PE, PUB, DP-SRAM, GLB, IO, the 16-bit network)
-and for the compiler's kernels and interpreter. Not an arch-file option: a constraints file that
-sets ``[word] width`` or a ``word_width`` is refused (docs/design.md §5.2)."""
-
 
 class ArchError(ValueError):
     """A constraints file is missing, malformed, or describes an impossible architecture."""
-
-
-@dataclass(frozen=True)
-class ControllerParams:
-    """Widths of one ID/AG/SG controller (docs/design.md §4)."""
-    max_dims: int = 6
-    extent_width: int = 16
-    cycle_width: int = 20
-
-
-@dataclass(frozen=True)
-class PUBParams:
-    """Physical Unified Buffer sizes (thesis §6.1.3)."""
-    word_width: int = WORD_WIDTH
-    fetch_width: int = 4
-    sram_depth: int = 512
-    sram_read_latency: int = 1
-    input_ports: int = 2
-    output_ports: int = 2
-    agg_depth: int = 2
-    tb_depth: int = 2
-    chain_bits: int = 4
-    controller: ControllerParams = ControllerParams()
-
-    @property
-    def sram_addr_width(self) -> int:
-        return _clog2(self.sram_depth)
-
-    @property
-    def agg_words(self) -> int:
-        return self.agg_depth * self.fetch_width
-
-    @property
-    def tb_words(self) -> int:
-        return self.tb_depth * self.fetch_width
-
-    @property
-    def capacity_words(self) -> int:
-        return self.sram_depth * self.fetch_width
-
-
-@dataclass(frozen=True)
-class MemParams:
-    """The MEM tile's register-file mode (docs/mem_rf.md): the register level of the memory
-    hierarchy (thesis §5.4), banks of at most the shift-register threshold (20 words, §5.1.2)
-    held in registers of a memory tile instead of its SRAM."""
-    rf_words: int = 32            # words of the register file (a power of two)
-
-    @property
-    def rf_addr_width(self) -> int:
-        return _clog2(self.rf_words)
-
-
-@dataclass(frozen=True)
-class DPBufParams:
-    """Dual-port SRAM + AddressGenerator baseline buffer (thesis §6.1.1, Fig. 6.1)."""
-    word_width: int = WORD_WIDTH
-    sram_depth: int = 2048
-    read_latency: int = 1
-    chain_bits: int = 4
-    controller: ControllerParams = ControllerParams()
-
-    @property
-    def sram_addr_width(self) -> int:
-        return _clog2(self.sram_depth)
-
-
-@dataclass(frozen=True)
-class ArrayParams:
-    """The CGRA array (docs/design.md §5.3, paper Fig. 11): island style, MEM every ``mem_period``-th
-    column, an IO row on the north edge, a 16-bit and a 1-bit network with ``tracks`` tracks."""
-    rows: int = 4                 # rows of PE/MEM tiles (the IO row is extra, on the north edge)
-    columns: int = 4
-    mem_period: int = 4           # column c is a MEM column when c % mem_period == mem_period - 1
-    tracks: int = 5
-    switch_box: str = "wilton"    # wilton | disjoint | imran
-    pipeline_registers: bool = True
-    pe_output_register: bool = True
-
-    def is_mem_column(self, col: int) -> bool:
-        """Column ``col`` holds MEM tiles (every ``mem_period``-th column, paper Fig. 11)."""
-        return col % self.mem_period == self.mem_period - 1
-
-    def tile_counts(self) -> dict[str, int]:
-        """PE, MEM and IO tiles of the array (the IO row on the north edge is extra)."""
-        mem_cols = sum(self.is_mem_column(c) for c in range(self.columns))
-        return {"pe": (self.columns - mem_cols) * self.rows, "mem": mem_cols * self.rows,
-                "io": self.columns}
-
-
-@dataclass(frozen=True)
-class GLBParams:
-    """Global buffer (thesis §7.1, Fig. 7.1): banks of SRAM with a host port."""
-    banks: int = 4
-    bank_words: int = 4096
-
-
-@dataclass(frozen=True)
-class ScheduleParams:
-    """Latencies the schedulers need (thesis §4.2.2): cycles per PE on a kernel's critical path
-    (the PE output register, docs/design.md §5.2), SRAM read latency and store latency."""
-    pe_latency: int = 1
-    mem_read_latency: int = 1
-    mem_write_latency: int = 0
-
-
-@dataclass(frozen=True)
-class AreaModel:
-    """SRAM macro area model used by the area comparison (an assumption, stated in the toml)."""
-    sp_512x64_um2: float = 5754.0
-    dp_over_sp_ratio: float = 2.5
-    um2_per_transistor: float = 0.05
-
-
-@dataclass(frozen=True)
-class Arch:
-    """Everything one constraints file describes."""
-    name: str
-    pub: PUBParams
-    dpbuf: DPBufParams
-    mem: MemParams
-    area: AreaModel
-    array: ArrayParams
-    glb: GLBParams
-    schedule: ScheduleParams
-    raw: dict
-
-
-def _clog2(n: int) -> int:
-    return max(1, (n - 1).bit_length())
-
-
-def _is_pow2(n: int) -> bool:
-    return n > 0 and n & (n - 1) == 0
 
 
 def _section(data: dict, name: str, cls, source: str, extra: dict | None = None,
@@ -179,6 +42,28 @@ def _section(data: dict, name: str, cls, source: str, extra: dict | None = None,
                             f"{'non-negative' if allow_zero else 'positive'}, got {value}")
         kwargs[key] = value
     return cls(**kwargs)
+
+
+def _controller(data: dict, source: str) -> ControllerParams:
+    """``[controller]`` with its ``[controller.dims]`` table (levels per controller kind)."""
+    table = data.get("controller", {})
+    if not isinstance(table, dict):
+        raise ArchError(f"{source}: [controller] must be a table")
+    dims = table.get("dims", {})
+    if not isinstance(dims, dict):
+        raise ArchError(f"{source}: [controller.dims] must be a table of controller kinds")
+    rest = {k: v for k, v in table.items() if k != "dims"}
+    ctrl = _section({"controller": rest}, "controller", ControllerParams, source)
+    for kind, n in dims.items():
+        if kind not in CONTROLLER_KINDS:
+            raise ArchError(f"{source}: unknown controller kind '{kind}' in [controller.dims] "
+                            f"(kinds: {', '.join(CONTROLLER_KINDS)})")
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 6:
+            raise ArchError(f"{source}: [controller.dims] {kind} must be an integer 1..6, "
+                            f"got {n!r}")
+    if ctrl.max_dims > 6:
+        raise ArchError(f"{source}: [controller] max_dims must be at most 6")
+    return replace(ctrl, dims=tuple(sorted(dims.items())))
 
 
 def arch_file(path: str | Path) -> Path:
@@ -205,9 +90,7 @@ def load_arch(path: str | Path = "pub") -> Arch:
         raise ArchError(f"{source}: the word width is not configurable (fixed at {WORD_WIDTH} "
                         f"bits, ubgen.arch.WORD_WIDTH); remove [word] width / word_width")
     word = WORD_WIDTH
-    ctrl = _section(data, "controller", ControllerParams, source)
-    if ctrl.max_dims > 6:
-        raise ArchError(f"{source}: [controller] max_dims must be at most 6")
+    ctrl = _controller(data, source)
     pub = _section(data, "pub", PUBParams, source, {"word_width": word, "controller": ctrl})
     dp = _section(data, "dpbuf", DPBufParams, source, {"word_width": word, "controller": ctrl})
     for label, n in (("pub.fetch_width", pub.fetch_width), ("pub.sram_depth", pub.sram_depth),
@@ -215,6 +98,8 @@ def load_arch(path: str | Path = "pub") -> Arch:
                      ("dpbuf.sram_depth", dp.sram_depth)):
         if not _is_pow2(n):
             raise ArchError(f"{source}: {label} must be a power of two, got {n}")
+    if not 1 <= pub.agg_slack_width <= 8:
+        raise ArchError(f"{source}: pub.agg_slack_width must be 1..8, got {pub.agg_slack_width}")
     if pub.sram_read_latency != 1 or dp.read_latency != 1:
         raise ArchError(f"{source}: only SRAM read latency 1 is supported")
     mem = _section(data, "mem", MemParams, source)
@@ -234,6 +119,9 @@ def load_arch(path: str | Path = "pub") -> Arch:
     glb = _section(data, "glb", GLBParams, source)
     if not _is_pow2(glb.bank_words):
         raise ArchError(f"{source}: glb.bank_words must be a power of two, got {glb.bank_words}")
+    if glb.bank_words < 4:      # ubgen.glb.spec.ROW_WORDS: a bank is rows of four words
+        raise ArchError(f"{source}: glb.bank_words must be at least 4 (one row of the global "
+                        f"buffer), got {glb.bank_words}")
     schedule = _section(data, "schedule", ScheduleParams, source, allow_zero=True)
     return Arch(name=p.stem, pub=pub, dpbuf=dp, mem=mem, area=area, array=array, glb=glb,
                 schedule=schedule, raw=data)

@@ -90,18 +90,18 @@ def cmd_verilog(args) -> int:
     outputs = generate_outputs(arch)   # everything in memory before any write
     if has_array(arch):
         from .array import write_texts
-        from .top import write_verilog as write_top
+        from .top import cached_verilog
         outputs.update(array_outputs(arch))
-        print(f"generating the {arch.raw['array'].get('rows', '?')}x"
-              f"{arch.raw['array'].get('columns', '?')} array of {arch.name} "
-              f"(the largest arrays take minutes)", file=sys.stderr, flush=True)
+        print(f"the {arch.raw['array'].get('rows', '?')}x{arch.raw['array'].get('columns', '?')}"
+              f" array of {arch.name}: from the Verilog cache, or generated (the largest arrays "
+              f"take minutes)", file=sys.stderr, flush=True)
+        entry = cached_verilog(arch)    # generates everything on a miss, before any write
+        print(f"Verilog {'cached' if entry.hit else f'generated in {entry.seconds:.1f} s'}: "
+              f"{entry.dir}", file=sys.stderr, flush=True)
+        texts = entry.texts()
         out.mkdir(parents=True, exist_ok=True)
-        written = write_top(arch, out)  # generates everything, then writes via temporary names
-        write_texts(out, outputs)
-        from .array import ARRAY_MODULE
-        from .top import top_module
-        names = ([p.name for p in written] + [f"{ARRAY_MODULE}.v", f"{top_module(arch)}.json"]
-                 + list(outputs))
+        write_texts(out, {**texts, **outputs})      # temporary names, then renamed
+        names = list(texts) + list(outputs)
     else:
         out.mkdir(parents=True, exist_ok=True)
         for name, text in outputs.items():

@@ -11,7 +11,9 @@ This module holds both halves of the contract:
 * :class:`ControllerConfig` is the affine form the compiler speaks (extents, a cycle schedule and
   one affine map per address generator, innermost dimension first);
 * :func:`encode_controller` turns it into register values (``extent - 1`` and deltas), checking
-  that every value fits its register; the compiler calls it and never re-derives the encoding;
+  that every value fits its register; the compiler calls it and never re-derives the encoding.
+  A configuration with more loop levels than its controller kind has is fitted first
+  (:func:`fit_levels`: levels of extent 1 dropped, contiguous neighbours fused into one);
 * :func:`iterate` is the plain-Python reference: the (cycle, addresses) of every fire, computed
   from the affine form directly (not from the recurrence);
 * :class:`ubgen.controller_rtl.Controller` is the Amaranth hardware built from this encoding.
@@ -24,11 +26,11 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from .arch import ControllerParams
+from .params import ControllerParams
 from .regmap import RegisterMap
 
 __all__ = ["AffineMap", "ControllerConfig", "ControllerLayout", "EncodeError",
-           "encode_controller", "compute_deltas", "iterate"]
+           "encode_controller", "compute_deltas", "fit_levels", "iterate"]
 
 
 class EncodeError(ValueError):
@@ -78,10 +80,25 @@ class ControllerConfig:
 
 @dataclass(frozen=True)
 class ControllerLayout:
-    """The shape of one controller instance: its name and its address generators' widths."""
+    """The shape of one controller instance: its name, the widths of the address generators of
+    its affine form, and which parts have registers (docs/controllers.md "Sizes").
+
+    ``params`` holds its kind's sizes (:meth:`ControllerParams.for_kind`). ``fixed`` names
+    generators the block computes with fixed hardware instead of an AG (the PUB's in-order
+    aggregator, docs/pub.md): they take part in the affine form and in level fusion, have no
+    registers, and the block's encoder checks that the affine map is the fixed sequence.
+    ``timed`` = False: no schedule generator; the block triggers the fires (the PUB's
+    ``agg2sram``, fired when the aggregator fills)."""
     name: str
     addr_widths: dict[str, int]
     params: ControllerParams = ControllerParams()
+    fixed: frozenset = frozenset()
+    timed: bool = True
+
+    @property
+    def registered(self) -> dict[str, int]:
+        """The address generators with registers (``addr_widths`` less ``fixed``)."""
+        return {ag: w for ag, w in self.addr_widths.items() if ag not in self.fixed}
 
     def add_registers(self, regmap: RegisterMap) -> None:
         """Append this controller's configuration registers to ``regmap``."""
@@ -90,11 +107,13 @@ class ControllerLayout:
                    doc="active dimensions of the iteration domain; 0 disables the stream")
         for d in range(p.max_dims):
             regmap.add(f"{n}_extent_m1_{d}", p.extent_width, doc=f"extent[{d}] - 1")
-        regmap.add(f"{n}_cycle_start", p.cycle_width, doc="unstalled cycle of the first fire")
-        for d in range(p.max_dims):
-            regmap.add(f"{n}_cycle_delta_{d}", p.cycle_width,
-                       doc=f"schedule increment when level {d} steps")
-        for ag, w in self.addr_widths.items():
+        if self.timed:
+            regmap.add(f"{n}_cycle_start", p.cycle_width,
+                       doc="unstalled cycle of the first fire")
+            for d in range(p.max_dims):
+                regmap.add(f"{n}_cycle_delta_{d}", p.cycle_width,
+                           doc=f"schedule increment when level {d} steps")
+        for ag, w in self.registered.items():
             regmap.add(f"{n}_{ag}_start", w, doc=f"{ag} address of the first fire")
             for d in range(p.max_dims):
                 regmap.add(f"{n}_{ag}_delta_{d}", w,
@@ -110,49 +129,103 @@ def compute_deltas(extents, strides) -> list[int]:
     return deltas
 
 
+def _contiguous(cfg: ControllerConfig, layout: ControllerLayout, d: int) -> bool:
+    """Levels ``d`` and ``d + 1`` walk one loop of ``extent[d] * extent[d + 1]`` iterations:
+    level d+1's stride is level d's times its extent, exactly for the schedule (when the
+    controller has one) and modulo ``2**width`` for every address generator."""
+    e = cfg.extents[d]
+    s = cfg.schedule.strides
+    if layout.timed and s[d + 1] != s[d] * e:
+        return False
+    return all((a.strides[d + 1] - a.strides[d] * e) % (1 << layout.addr_widths[ag]) == 0
+               for ag, a in cfg.addresses.items())
+
+
+def fit_levels(cfg: ControllerConfig, layout: ControllerLayout) -> ControllerConfig:
+    """``cfg`` with the same fires in the same order in at most the layout's levels, when it
+    has more: levels of extent 1 are dropped (they never step), then adjacent contiguous levels
+    (:func:`_contiguous`) are fused, the smallest fused extent first, while it fits the extent
+    width. A ``cfg`` within the levels is returned unchanged; one that still has too many levels
+    is returned as far as it got (``encode_controller`` refuses it)."""
+    p = layout.params
+    if cfg.dims <= p.max_dims:
+        return cfg
+    keep = [d for d, e in enumerate(cfg.extents) if e > 1] or [0]
+
+    def pick(a: AffineMap) -> AffineMap:
+        return AffineMap(a.start, tuple(a.strides[d] for d in keep))
+    cfg = ControllerConfig(tuple(cfg.extents[d] for d in keep), pick(cfg.schedule),
+                           {ag: pick(a) for ag, a in cfg.addresses.items()})
+    while cfg.dims > p.max_dims:
+        ext = cfg.extents
+        cands = [d for d in range(cfg.dims - 1)
+                 if ext[d] * ext[d + 1] <= 1 << p.extent_width and _contiguous(cfg, layout, d)]
+        if not cands:
+            break
+        d = min(cands, key=lambda k: (ext[k] * ext[k + 1], k))
+
+        def fuse(a: AffineMap) -> AffineMap:
+            return AffineMap(a.start, a.strides[:d + 1] + a.strides[d + 2:])
+        cfg = ControllerConfig(ext[:d] + (ext[d] * ext[d + 1],) + ext[d + 2:],
+                               fuse(cfg.schedule),
+                               {ag: fuse(a) for ag, a in cfg.addresses.items()})
+    return cfg
+
+
 def encode_controller(cfg: ControllerConfig, layout: ControllerLayout) -> dict[str, int]:
     """Encode the affine form ``cfg`` into register values for the controller ``layout``.
 
-    Addresses wrap modulo ``2**width`` (circular buffers of power-of-two size); schedules must
-    be strictly increasing and fit the cycle counter. Raises :class:`EncodeError` naming the
-    controller and the register when a value does not fit.
+    A ``cfg`` with more levels than the layout has is first fitted (:func:`fit_levels`: the
+    same fires in fewer levels). Addresses wrap modulo ``2**width`` (circular buffers of
+    power-of-two size); schedules must be strictly increasing and fit the cycle counter.
+    Generators in ``layout.fixed`` and, for an untimed layout, the schedule get no registers
+    (the block's own encoder checks them). Raises :class:`EncodeError` naming the controller
+    and the register when a value does not fit.
     """
     p, n = layout.params, layout.name
     regs: dict[str, int] = {}
     if not cfg.extents:
         regs[f"{n}_dim"] = 0
         return _fill_unused(regs, layout, 0)
-    if cfg.dims > p.max_dims:
-        raise EncodeError(f"{n}: {cfg.dims} dimensions exceed the controller's {p.max_dims}")
-    regs[f"{n}_dim"] = cfg.dims
-    for d, e in enumerate(cfg.extents):
-        if not 1 <= e <= 1 << p.extent_width:
-            raise EncodeError(f"{n}: extent[{d}] = {e} does not fit {p.extent_width} bits")
-        regs[f"{n}_extent_m1_{d}"] = e - 1
-    sched = cfg.schedule
-    if len(sched.strides) != cfg.dims:
-        raise EncodeError(f"{n}: schedule has {len(sched.strides)} strides for {cfg.dims} dims")
-    last = sched.start + sum(s * (e - 1) for s, e in zip(sched.strides, cfg.extents))
-    if sched.start < 0:
-        raise EncodeError(f"{n}: cycle start {sched.start} is negative")
-    if last >= 1 << p.cycle_width:
-        raise EncodeError(f"{n}: last fire at cycle {last} exceeds the {p.cycle_width}-bit "
-                          f"cycle counter")
-    regs[f"{n}_cycle_start"] = sched.start
-    for d, delta in enumerate(compute_deltas(cfg.extents, sched.strides)):
-        if cfg.extents[d] > 1 and delta < 1:
-            raise EncodeError(f"{n}: schedule is not strictly increasing when level {d} steps "
-                              f"(cycle delta {delta})")
-        regs[f"{n}_cycle_delta_{d}"] = delta % (1 << p.cycle_width)
+    if len(cfg.schedule.strides) != cfg.dims:
+        raise EncodeError(f"{n}: schedule has {len(cfg.schedule.strides)} strides for "
+                          f"{cfg.dims} dims")
     if set(cfg.addresses) != set(layout.addr_widths):
         raise EncodeError(f"{n}: needs addresses {sorted(layout.addr_widths)}, "
                           f"got {sorted(cfg.addresses)}")
-    for ag, w in layout.addr_widths.items():
-        amap = cfg.addresses[ag]
+    for ag, amap in cfg.addresses.items():
         if len(amap.strides) != cfg.dims:
             raise EncodeError(f"{n}: {ag} has {len(amap.strides)} strides for {cfg.dims} dims")
+    given = cfg.dims
+    cfg = fit_levels(cfg, layout)
+    if cfg.dims > p.max_dims:
+        raise EncodeError(f"{n}: {given} loop levels ({cfg.dims} after fusing contiguous "
+                          f"ones) exceed the controller's {p.max_dims} dimensions ({n}_dim)")
+    regs[f"{n}_dim"] = cfg.dims
+    for d, e in enumerate(cfg.extents):
+        if not 1 <= e <= 1 << p.extent_width:
+            raise EncodeError(f"{n}: extent[{d}] = {e} does not fit {p.extent_width} bits "
+                              f"({n}_extent_m1_{d})")
+        regs[f"{n}_extent_m1_{d}"] = e - 1
+    sched = cfg.schedule
+    if layout.timed:
+        last = sched.start + sum(s * (e - 1) for s, e in zip(sched.strides, cfg.extents))
+        if sched.start < 0:
+            raise EncodeError(f"{n}: cycle start {sched.start} is negative ({n}_cycle_start)")
+        if last >= 1 << p.cycle_width:
+            raise EncodeError(f"{n}: last fire at cycle {last} exceeds the {p.cycle_width}-bit "
+                              f"cycle counter ({n}_cycle_start/_delta)")
+        regs[f"{n}_cycle_start"] = sched.start
+        for d, delta in enumerate(compute_deltas(cfg.extents, sched.strides)):
+            if cfg.extents[d] > 1 and delta < 1:
+                raise EncodeError(f"{n}: schedule is not strictly increasing when level {d} "
+                                  f"steps (cycle delta {delta}, {n}_cycle_delta_{d})")
+            regs[f"{n}_cycle_delta_{d}"] = delta % (1 << p.cycle_width)
+    for ag, w in layout.registered.items():
+        amap = cfg.addresses[ag]
         if not 0 <= amap.start < 1 << w:
-            raise EncodeError(f"{n}: {ag} start {amap.start} does not fit {w} bits")
+            raise EncodeError(f"{n}: {ag} start {amap.start} does not fit {w} bits "
+                              f"({n}_{ag}_start)")
         regs[f"{n}_{ag}_start"] = amap.start
         for d, delta in enumerate(compute_deltas(cfg.extents, amap.strides)):
             regs[f"{n}_{ag}_delta_{d}"] = delta % (1 << w)
@@ -163,11 +236,13 @@ def _fill_unused(regs: dict[str, int], layout: ControllerLayout, dims: int) -> d
     p, n = layout.params, layout.name
     for d in range(p.max_dims):
         regs.setdefault(f"{n}_extent_m1_{d}", 0)
-        regs.setdefault(f"{n}_cycle_delta_{d}", 0)
-        for ag in layout.addr_widths:
+        if layout.timed:
+            regs.setdefault(f"{n}_cycle_delta_{d}", 0)
+        for ag in layout.registered:
             regs.setdefault(f"{n}_{ag}_delta_{d}", 0)
-    regs.setdefault(f"{n}_cycle_start", 0)
-    for ag in layout.addr_widths:
+    if layout.timed:
+        regs.setdefault(f"{n}_cycle_start", 0)
+    for ag in layout.registered:
         regs.setdefault(f"{n}_{ag}_start", 0)
     return regs
 

@@ -21,12 +21,12 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .arch import DPBufParams
-from .controller import ControllerLayout
+from .controller import ControllerConfig, ControllerLayout, EncodeError, encode_controller
 from .regmap import RegisterMap, CONFIG_DATA_WIDTH
 from .pub.control import (BlockConfig, CycleCounter, add_controllers, chain_output,
                           connect_config, tile_match)
 
-__all__ = ["DPBuffer", "dpbuf_layouts", "dpbuf_regmap", "DPBUF_STATUS"]
+__all__ = ["DPBuffer", "dpbuf_layouts", "dpbuf_regmap", "encode_dpbuf", "DPBUF_STATUS"]
 
 DPBUF_STATUS = ("cycle_count",)
 
@@ -34,7 +34,20 @@ DPBUF_STATUS = ("cycle_count",)
 def dpbuf_layouts(params: DPBufParams) -> dict[str, ControllerLayout]:
     """The write and read controllers, each with one address generator ``addr``."""
     width = params.sram_addr_width + params.chain_bits
-    return {n: ControllerLayout(n, {"addr": width}, params.controller) for n in ("wr", "rd")}
+    return {n: ControllerLayout(n, {"addr": width}, params.controller.for_kind(n))
+            for n in ("wr", "rd")}
+
+
+def encode_dpbuf(configs: dict[str, ControllerConfig], params: DPBufParams) -> dict[str, int]:
+    """Register values of both controllers for the affine ``configs`` (absent: disabled)."""
+    layouts = dpbuf_layouts(params)
+    unknown = sorted(set(configs) - set(layouts))
+    if unknown:
+        raise EncodeError(f"dpbuf: no controller {unknown[0]}")
+    regs: dict[str, int] = {}
+    for name, layout in layouts.items():
+        regs.update(encode_controller(configs.get(name, ControllerConfig.disabled()), layout))
+    return regs
 
 
 def dpbuf_regmap(params: DPBufParams) -> RegisterMap:

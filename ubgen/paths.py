@@ -9,9 +9,10 @@ Amaranth-free: the compiler reads it.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-__all__ = ["PACKAGE_DIR", "CONSTRAINTS_DIR", "CHECKOUT", "build_dir", "shown"]
+__all__ = ["PACKAGE_DIR", "CONSTRAINTS_DIR", "CHECKOUT", "build_dir", "cache_dir", "shown"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 CONSTRAINTS_DIR = PACKAGE_DIR / "constraints"
@@ -24,6 +25,17 @@ CHECKOUT: Path | None = (PACKAGE_DIR.parent if (PACKAGE_DIR.parent / "pyproject.
 def build_dir(*parts: str) -> Path:
     """``build/<parts>`` of the checkout, or of the current directory when installed."""
     return (CHECKOUT if CHECKOUT is not None else Path.cwd()).joinpath("build", *parts)
+
+
+def cache_dir(*parts: str) -> Path:
+    """Where reusable outputs (the Verilog cache) live: ``build/<parts>`` of the checkout, or,
+    when installed, ``ubgen/<parts>`` under the user's cache directory (``$XDG_CACHE_HOME``,
+    else ``~/.cache``), so that a command run with ``--out`` writes nothing else into the
+    current directory."""
+    if CHECKOUT is not None:
+        return build_dir(*parts)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).joinpath("ubgen", *parts)
 
 
 def shown(path: Path) -> str:

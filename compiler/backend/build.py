@@ -28,7 +28,10 @@ bank is split over several IO tiles by its outer loop (inputs merged again by ``
 the tiles' valid bits). On-chip buffers become MEM tiles with their PUB registers (chained tiles
 in a chain), shift registers become edge latency, register files MEM tiles in register-file
 mode, lookup tables MEM tiles in ROM mode, and bank selects ``SEL`` PEs whose select bits are
-MEM valid outputs or schedule generators (a spare ``tb2out`` controller of a MEM tile).
+MEM valid outputs or schedule generators (a spare ``tb2out`` controller of a MEM tile). A kernel's
+loop phase (``x % 2 == 0``, :class:`~compiler.ir.expr.LoopPhase`) is a schedule generator too:
+its controller walks the op's iterations whose loop value has the phase, at the op's cycles, so
+its ``valid`` is the phase bit at every cycle the op fires (constant phases are constant bits).
 """
 from __future__ import annotations
 
@@ -84,12 +87,21 @@ class BuildOptions:
     read_latency: int = 1
 
 
-class _Builder:
+class NetlistBuilder:
+    """Builds the netlist of one application (module docstring). The hardware each stream
+    gets is chosen by the leaf methods (:meth:`pe`, :meth:`kernel_node`, :meth:`pub_block`,
+    :meth:`register_files`, :meth:`input_stream`, :meth:`output_stream`, :meth:`timer`,
+    :meth:`resolve_valid`); the timing (sources, offsets, demands, edge latencies) is this
+    class's, so a builder for other hardware (the FPGA backend, ``compiler.fpga``) overrides
+    the leaves and keeps the timing. ``netlist`` is the graph class built."""
+
+    netlist = Netlist
+
     def __init__(self, program: Program, schedule: Schedule,
                  buffers: dict[str, UnifiedBuffer], impls: dict[str, UBImpl], arch: Arch):
         self.program, self.schedule, self.buffers, self.impls = program, schedule, buffers, impls
         self.arch = arch
-        self.net = Netlist(program.name, arch.name, cycles_predicted=schedule.completion)
+        self.net = self.netlist(program.name, arch.name, cycles_predicted=schedule.completion)
         self.streams: dict[tuple[str, str], Source | Alias] = {}
         self.valids: dict[tuple[str, str], Source | Alias] = {}
         self.demands: list[_Demand] = []
@@ -104,6 +116,7 @@ class _Builder:
             raise NetlistError(f"{arch.name}: [schedule] mem_read_latency must be 1")
         self.timers: list[tuple[str, int]] = []          # free (MEM node, tb2out port)
         self.n_timer_tiles = 0
+        self.phase_timers: dict[tuple, tuple] = {}      # pseudo-stream key -> controller
 
     # --- helpers --------------------------------------------------------------------------
     def pe(self, node: str, pe_op: PEOp, inputs: dict[str, Operand] | None = None, *,
@@ -169,10 +182,15 @@ class _Builder:
             raise NetlistError(f"op {op.name}: kernel {kg.name} needs {R + kg.depth} cycles, "
                                f"the schedule gives it {L}")
         loads = [(a.buffer, f"{op.name}_ld{k}") for k, a in enumerate(op.loads)]
+        phases = [self.phase_stream(op.name, sched, ph) for ph in kg.phases]
         names = [f"{op.name}.{i}" for i in range(len(kg.nodes))]
         attrs = {"op": op.name, "kernel": kg.name}
         for i, kn in enumerate(kg.nodes):
+            kn = _constant_phases(kn, phases)
             self.kernel_node(names[i], kn, {**attrs, "knode": i}, op.name)
+            for port, opd in kn.inputs.items():
+                if opd.kind == "phase":
+                    self.demand(phases[opd.value], names[i], port, R + kn.sample, 1)
         for i, kn in enumerate(kg.nodes):
             for port, opd in kn.inputs.items():
                 width = 1 if port.startswith("bit") else WORD_WIDTH
@@ -193,6 +211,50 @@ class _Builder:
             self.streams[store] = Alias(loads[res.value], -L)
         else:
             self.streams[store] = self.const(res.value)
+
+    def phase_stream(self, op: str, sched, ph) -> tuple | int:
+        """The pseudo-stream of loop phase ``ph`` of ``op`` (its schedule generator is made by
+        :meth:`phase_timers_`), or the phase's constant bit when every or no iteration has it.
+        The generator fires at the op's cycles of the iterations whose loop value is
+        ``ph.residue`` modulo ``ph.modulus``."""
+        if ph.loop not in sched.dims:
+            raise NetlistError(f"op {op}: loop phase {ph}: the schedule has no loop {ph.loop}")
+        k = sched.dims.index(ph.loop)
+        start, extent = sched.bounds[k]
+        first = start + (ph.residue - start) % ph.modulus
+        count = len(range(first, start + extent, ph.modulus))
+        if count in (0, extent):
+            return int(count == extent)
+        if sched.coeffs[k] == 0:
+            raise NetlistError(f"op {op}: loop phase {ph}: loop {ph.loop} does not advance the "
+                               f"op's cycle, so no signal can tell its iterations apart")
+        time = sched.offset + sum(c * s for c, (s, _) in zip(sched.coeffs, sched.bounds))
+        time += sched.coeffs[k] * (first - start)
+        extents = [e for _, e in sched.bounds]
+        strides = list(sched.coeffs)
+        extents[k], strides[k] = count, sched.coeffs[k] * ph.modulus
+        pattern = (tuple(reversed(extents)), tuple(reversed(strides)))    # innermost first
+        key = ("@phase", f"{op}: {ph}")
+        self.phase_timers[key] = (pattern, time, f"op {op}: loop phase {ph}")
+        return key
+
+    def phase_timers_(self) -> None:
+        """One schedule generator (:meth:`spare_controller`) per distinct pattern of loop-phase
+        cycles: the earliest of the phases with that pattern gets it, the later ones read it
+        delayed (routing latency)."""
+        first: dict[tuple, tuple[int, tuple]] = {}
+        for key, (pattern, time, _what) in self.phase_timers.items():
+            if pattern not in first or time < first[pattern][0]:
+                first[pattern] = (time, key)
+        for key, (pattern, time, what) in self.phase_timers.items():
+            t0, owner = first[pattern]
+            if key == owner:
+                extents, strides = pattern
+                cfg = ControllerConfig(extents, AffineMap(time, strides),
+                                       {"tb": AffineMap(0, (0,) * len(extents))})
+                self.streams[key] = self.spare_controller(cfg, what, None)
+            else:
+                self.streams[key] = Alias(owner, t0 - time)
 
     def kernel_node(self, name: str, kn: KNode, attrs: dict, op: str) -> None:
         if kn.kind == "pe":
@@ -230,9 +292,7 @@ class _Builder:
             self.valids[(B, sr.dst)] = Alias((B, sr.src), -sr.delay)
         for i, pub in enumerate(impl.pubs):
             self.pub_block(B, pub, f"{B}.pub{i}")
-        for i, tile in enumerate(pack_register_files(impl.register_files, self.arch.pub,
-                                                     self.arch.mem)):
-            self.register_file_tile(B, tile, f"{B}.rf{i}")
+        self.register_files(B, impl)
         for port, node in impl.connections.items():
             if node != port:
                 self.streams[(B, port)] = Alias((B, node), 0)
@@ -262,16 +322,28 @@ class _Builder:
             self.timers += [(last, q) for q in range(self.arch.pub.output_ports)
                             if f"tb2out_{q}" not in used]
 
+    def register_files(self, B: str, impl: UBImpl) -> None:
+        """The register files of buffer ``B``, packed into MEM tiles in register-file mode."""
+        for i, tile in enumerate(pack_register_files(impl.register_files, self.arch.pub,
+                                                     self.arch.mem)):
+            self.register_file_tile(B, tile, f"{B}.rf{i}")
+
     def register_file_tile(self, B: str, tile, name: str) -> None:
         regs = rf_tile_registers(tile, self.arch.pub, self.arch.mem)
         words = sum(b.words for b in tile.banks)
         self.net.add_node(name, "mem", regs, label=f"{B}: register file {tile.name} ({words} "
                           f"words)", buffer=B, op=None)
-        for p, src in enumerate(tile.inputs):
-            self.demand((B, src), name, f"data_in{p}", 0)
-        for q, out in enumerate(tile.outputs):
-            self.streams[(B, out)] = Source(name, f"data_out{q}", 0)
-            self.valids[(B, out)] = Source(name, f"valid_out{q}", 0, 1)
+        self.memory_ports(B, name, tile.inputs, tile.outputs)
+
+    def memory_ports(self, B: str, node: str, inputs: list[str], outputs: list[str]) -> None:
+        """A memory ``node`` of buffer ``B``: stream ``inputs[p]`` into its ``data_in<p>`` in
+        the landing cycle, stream ``outputs[q]`` out of its ``data_out<q>`` (with
+        ``valid_out<q>``) in the read cycle."""
+        for p, src in enumerate(inputs):
+            self.demand((B, src), node, f"data_in{p}", 0)
+        for q, out in enumerate(outputs):
+            self.streams[(B, out)] = Source(node, f"data_out{q}", 0)
+            self.valids[(B, out)] = Source(node, f"valid_out{q}", 0, 1)
 
     # --- IO streams -------------------------------------------------------------------------
     def io_controller(self, stream: Stream, layout: GLBLayout, kind: str) -> dict[str, int]:
@@ -285,14 +357,18 @@ class _Builder:
         regs["f2glb_bit"] = 0
         return regs
 
-    def io_parts(self, port: UBPort) -> list[tuple[Stream, GLBLayout]]:
+    @staticmethod
+    def host_stream(port: UBPort) -> Stream:
+        """The stream of a host buffer's port (one controller; a one-line error if not)."""
         try:
-            st = port_stream(port)
+            return port_stream(port)
         except MappingError as e:
             raise NetlistError(f"buffer {port.access.get_tuple_name(_out())}: port {port.name}: "
                                f"{e}") from None
+
+    def io_parts(self, port: UBPort) -> list[tuple[Stream, GLBLayout]]:
         buffer = port.access.get_tuple_name(_out())
-        return _split_stream(st, buffer, self.arch.glb.bank_words)
+        return _split_stream(self.host_stream(port), buffer, self.arch.glb.bank_words)
 
     def input_stream(self, ub: UnifiedBuffer, port: UBPort) -> None:
         parts = self.io_parts(port)
@@ -346,18 +422,24 @@ class _Builder:
         st = port_stream(sub)
         cfg = ControllerConfig(st.extents, AffineMap(st.time.start, st.time.strides),
                                {"tb": AffineMap(0, (0,) * len(st.extents))})
+        return self.spare_controller(cfg, f"buffer {ub.name}: select timer", ub.name)
+
+    def spare_controller(self, cfg: ControllerConfig, what: str, buffer: str | None) -> Source:
+        """A schedule generator: a spare ``tb2out`` controller of a MEM tile (a new tile of
+        schedule generators when none is left) configured with ``cfg``; its ``valid_out`` is 1
+        exactly at ``cfg``'s cycles."""
         if not self.timers:
             node = f"timer.{self.n_timer_tiles}"
             self.n_timer_tiles += 1
             self.net.add_node(node, "mem", {"mode": 0}, label="schedule generators",
-                              buffer=ub.name, op=None)
+                              buffer=buffer, op=None)
             self.timers = [(node, q) for q in range(self.arch.pub.output_ports)]
         node, q = self.timers.pop(0)
         layout = pub_layouts(self.arch.pub)[f"tb2out_{q}"]
         try:
             regs = encode_controller(cfg, layout)
         except EncodeError as e:
-            raise NetlistError(f"buffer {ub.name}: select timer: {e}") from None
+            raise NetlistError(f"{what}: {e}") from None
         self.net.graph.nodes[node]["config"].update(regs)
         return Source(node, f"valid_out{q}", 0, 1)
 
@@ -399,8 +481,20 @@ class _Builder:
         self.ops()
         self.buffers_()
         self.selects()
+        self.phase_timers_()
         self.connect()
         return self.net
+
+
+def _constant_phases(kn: KNode, phases: list) -> KNode:
+    """``kn`` with its loop-phase inputs that are constant bits (``phases[i]`` an int) turned
+    into constant operands."""
+    if not any(o.kind == "phase" and isinstance(phases[o.value], int)
+               for o in kn.inputs.values()):
+        return kn
+    inputs = {p: Operand("const", phases[o.value]) if o.kind == "phase"
+              and isinstance(phases[o.value], int) else o for p, o in kn.inputs.items()}
+    return KNode(kn.kind, inputs, kn.op, kn.table, kn.label, kn.sample)
 
 
 def _out():
@@ -469,4 +563,4 @@ def _split_stream(st: Stream, buffer: str, bank_words: int) -> list[tuple[Stream
 def build_netlist(program: Program, schedule: Schedule, buffers: dict[str, UnifiedBuffer],
                   impls: dict[str, UBImpl], arch: Arch) -> Netlist:
     """The netlist of a scheduled and mapped application (module docstring)."""
-    return _Builder(program, schedule, buffers, impls, arch).build()
+    return NetlistBuilder(program, schedule, buffers, impls, arch).build()

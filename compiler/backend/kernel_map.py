@@ -15,6 +15,10 @@ the PE's op encoding (``ubgen.pe.ops.PEOp``). Before the table is applied the DA
 * **fusion**: ``a * b + c`` with a multiply used only there becomes one ``MAC`` PE;
 * **strength reduction**: a multiply by a power of two left after fusion is a left shift.
 
+A :class:`~compiler.ir.expr.LoopPhase` (``x % 2 == 0``) is an operand of its own kind
+(``phase``, on the 1-bit network): the netlist builder gives it a schedule generator
+(``compiler.backend.build``); used as a word it goes through a ``SEL`` PE (``phase ? 1 : 0``).
+
 Every rewrite keeps the kernel's value bit for bit (16-bit words; the interpreter's semantics,
 ``compiler.interp``) and never makes the longest PE chain longer, so the PE graph fits inside
 the op latency the scheduler used (``compiler.poly.extract.kernel_depth``). Lookups become MEM
@@ -27,12 +31,12 @@ from dataclasses import dataclass, field
 from ubgen.arch import WORD_MASK, WORD_WIDTH
 from ubgen.pe.ops import PEOp, pe_reference
 
-from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, needs_mask
+from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, LoopPhase, needs_mask
 from ..ir.types import IntType
 from .netlist import NetlistError
 
 PE_OPS: dict[str, PEOp] = {
-    "add": PEOp.ADD, "sub": PEOp.SUB, "mul": PEOp.MUL, "mac": PEOp.MAC,
+    "add": PEOp.ADD, "sub": PEOp.SUB, "mul": PEOp.MUL, "mac": PEOp.MAC, "udiv": PEOp.UDIV,
     "shl": PEOp.SHL, "lshr": PEOp.LSHR, "ashr": PEOp.ASHR,
     "and": PEOp.AND, "or": PEOp.OR, "xor": PEOp.XOR,
     "smin": PEOp.SMIN, "smax": PEOp.SMAX, "umin": PEOp.UMIN, "umax": PEOp.UMAX,
@@ -57,8 +61,9 @@ MASK = WORD_MASK
 @dataclass(frozen=True)
 class Operand:
     """Where a PE input comes from: ``arg`` (the op's load ``value``), ``const`` (the word
-    ``value``, held in a constant register) or ``node`` (kernel node ``value``; ``bit`` = its
-    1-bit ``res_p`` output instead of ``res``)."""
+    ``value``, held in a constant register), ``node`` (kernel node ``value``; ``bit`` = its
+    1-bit ``res_p`` output instead of ``res``) or ``phase`` (the 1-bit loop phase
+    ``KernelGraph.phases[value]``)."""
     kind: str
     value: int
     bit: bool = False
@@ -90,6 +95,7 @@ class KernelGraph:
     name: str
     nodes: list[KNode] = field(default_factory=list)
     result: Operand = Operand("const", 0)
+    phases: list[LoopPhase] = field(default_factory=list)
 
     pe_latency: int = 1
 
@@ -143,6 +149,8 @@ class _Numbering:
             v = ("arg", e.index)
         elif isinstance(e, Const):
             v = ("const", _word(e.value, e.type))
+        elif isinstance(e, LoopPhase):
+            v = ("phase", e.loop, e.modulus, e.residue)
         elif isinstance(e, Lookup):
             idx = self.value(e.index, memo)
             v = ("lookup", tuple(x & _mask(e.type) for x in e.table), idx)
@@ -197,8 +205,9 @@ def _check_type(t: IntType, kernel: str) -> None:
 
 
 def _identity(op: str, args: list[tuple]) -> tuple | None:
-    """``x`` for neutral operations (``x + 0``, ``x * 1``, ``x << 0``, ...), ``0`` for
-    absorbing ones (``x * 0``, ``x & 0``); ``None`` otherwise."""
+    """``x`` for neutral operations (``x + 0``, ``x * 1``, ``x << 0``, ``x udiv 1``,
+    ``umax(x, 0)``, ``umin(x, 0xFFFF)``, ...), ``0`` for absorbing ones (``x * 0``, ``x & 0``);
+    ``None`` otherwise."""
     zero, one = ("const", 0), ("const", 1)
     if op in ("add", "or", "xor") and zero in args[:2]:
         return args[1] if args[0] == zero else args[0]
@@ -217,6 +226,12 @@ def _identity(op: str, args: list[tuple]) -> tuple | None:
         return ("call", "add", *sorted([other, args[2]])) if args[2] != zero else other
     if op == "select" and args[0][0] == "const":
         return args[1] if args[0][1] & 1 else args[2]
+    if op == "udiv" and args[1] == one:
+        return args[0]
+    # unsigned bounds: umax(x, 0) and umin(x, 0xFFFF) are x (a clamp's lower bound 0)
+    for bound, keep in (("umax", zero), ("umin", ("const", MASK))):
+        if op == bound and keep in args[:2]:
+            return args[1] if args[0] == keep else args[0]
     return None
 
 
@@ -300,6 +315,16 @@ def _log2_const(c: tuple) -> int | None:
 # --- emission ----------------------------------------------------------------------------------
 
 
+def _phase_operand(g: KernelGraph, v: tuple) -> Operand:
+    """The 1-bit operand of loop phase ``v`` (``("phase", loop, m, r)``), added to
+    ``g.phases`` once."""
+    keys = [(p.loop, p.modulus, p.residue) for p in g.phases]
+    if v[1:] not in keys:
+        g.phases.append(LoopPhase(*v[1:]))
+        keys.append(v[1:])
+    return Operand("phase", keys.index(v[1:]), bit=True)
+
+
 def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
     """The PE graph of ``kernel`` (module docstring): a pure function of the kernel.
     ``pe_latency`` (0 or 1) is the PEs' output-register latency; a ROM read takes one cycle."""
@@ -310,6 +335,8 @@ def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
     index: dict[tuple, int] = {}
 
     def operand(v: tuple) -> Operand:
+        if v[0] == "phase":       # a phase as a word: SEL(phase, 1, 0)
+            return Operand("node", emit(("call", "select", v, ("const", 1), ("const", 0))))
         if v[0] == "arg":
             return Operand("arg", v[1])
         if v[0] == "const":
@@ -319,6 +346,8 @@ def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
     def is_bit(v: tuple) -> bool:
         """``v`` is computed on the 1-bit network: a comparison, or a 1-bit ``and``/``or``/
         ``xor`` of such values and constants."""
+        if v[0] == "phase":
+            return True
         if v[0] != "call":
             return False
         if v[1] in COMPARES:
@@ -330,6 +359,8 @@ def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
     def bit_operand(v: tuple) -> Operand:
         if v[0] == "const":
             return Operand("const", v[1] & 1)
+        if v[0] == "phase":
+            return _phase_operand(g, v)
         return Operand("node", emit(v), bit=True)
 
     def cond(v: tuple) -> Operand:
@@ -372,14 +403,17 @@ def map_kernel(kernel: Kernel, pe_latency: int = 1) -> KernelGraph:
     return g
 
 
-def evaluate(g: KernelGraph, args: list[int]) -> int:
-    """The value ``g`` computes for argument words ``args`` (16-bit), with the PEs' reference
-    model and the ROM tables: the semantics the netlist model replays cycle by cycle."""
+def evaluate(g: KernelGraph, args: list[int], phases: list[int] = ()) -> int:
+    """The value ``g`` computes for argument words ``args`` (16-bit) and loop-phase bits
+    ``phases`` (one per ``g.phases``), with the PEs' reference model and the ROM tables: the
+    semantics the netlist model replays cycle by cycle."""
     res: list[tuple[int, int]] = []
 
     def value(o: Operand) -> int:
         if o.kind == "arg":
             return args[o.value] & MASK
+        if o.kind == "phase":
+            return phases[o.value] & 1
         if o.kind == "const":
             return o.value
         return res[o.value][1 if o.bit else 0]

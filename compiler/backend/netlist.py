@@ -120,10 +120,12 @@ class Netlist:
     graph: nx.MultiDiGraph = field(default_factory=nx.MultiDiGraph)
     cycles_predicted: int = 0          # the schedule's completion (the last GLB write's cycle)
 
+    kinds = KINDS                      # the node kinds this graph accepts (a class constant)
+
     # --- construction -----------------------------------------------------------------
     def add_node(self, node: str, kind: str, config: dict[str, int] | None = None, *,
                  label: str = "", window: dict[int, int] | None = None, **attrs) -> str:
-        if kind not in KINDS:
+        if kind not in self.kinds:
             raise ValueError(f"node {node}: unknown kind {kind!r}")
         if node in self.graph:
             raise ValueError(f"node {node} added twice")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ubgen.arch import Arch, load_arch
+from ubgen.areas import app_area
 from ubgen.array.graph import full_regmap, port_node, routing_graph
 from ubgen.array.layout import ArrayLayout
 
@@ -87,7 +88,12 @@ class PnRResult:
         return out
 
     def summary(self) -> dict:
+        """The figures of the placed and routed design; ``tile_area_um2``: the area of the
+        tiles its nodes occupy (``ubgen.areas``, measured by ``bench/tile_area.py``; ``None``
+        with a ``tile_area_note`` for an arch whose tiles were never measured),
+        ``bitstream_words``: its configuration words."""
         net, pad = self.netlist, self.padded
+        area = app_area(self.arch, {k: pad.count(k) for k in ("pe", "mem", "io")})
         return {"app": net.app, "arch": self.arch.name, "seed": self.seed,
                 "effort": self.effort,
                 "pes": pad.count("pe"), "register_pes": pad.count("pe") - net.count("pe"),
@@ -103,7 +109,7 @@ class PnRResult:
                 "check": "pass" if self.check.ok else "fail",
                 "check_detail": self.check.summary(),
                 "place_seconds": round(self.place_seconds, 3),
-                "route_seconds": round(self.route_seconds, 3)}
+                "route_seconds": round(self.route_seconds, 3), **area}
 
 
 def routing_nets(net: Netlist, placement: Placement):

@@ -7,6 +7,8 @@
     ubc pnr APP ...                place and route, bitstream and its check (:mod:`.pnr`)
     ubc sim APP ...                the main job: end to end on the RTL (:mod:`.sim`, sim.main)
     ubc evaluate ...               the thesis/paper tables (:mod:`.sim`, sweep.evaluate)
+    ubc fpga APP ...               the app as an FPGA design: Verilator, Yosys, nextpnr
+                                   (:mod:`.fpga`)
 
 One module per command family, each with an ``add_*_subcommand(subparsers)``; the shared
 argument and file-writing helpers are in :mod:`.common`. The command modules import
@@ -28,6 +30,7 @@ from ..pipeline import user_errors
 from ..frontend.source import warnings_once
 from .backend import add_backend_subcommands
 from .common import add_app_arguments
+from .fpga import add_fpga_subcommand
 from .map import add_map_subcommand
 from .pnr import add_pnr_subcommand
 from .schedule import add_schedule_subcommand
@@ -52,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_subcommand(sub)
     add_pnr_subcommand(sub)
     add_sim_subcommands(sub)
+    add_fpga_subcommand(sub)
     return p
 
 

@@ -15,21 +15,28 @@ __all__ = ["add_app_arguments", "add_delay_argument", "check_dir", "write_file",
 ARRAY_ARCH_HELP = ("constraints file name (ubgen/constraints/arch/) or path; default: the smallest "
                    "shipped array the app fits{routes} (cgra_4x4, cgra_8x8, cgra_4x16, "
                    "cgra_16x32), named in the output; give --arch to compare figures over time")
+PARAMETERS_ARCH_HELP = ("constraints file name (ubgen/constraints/arch/) or path; only its "
+                        "scheduling and buffer parameters are used (the design needs no array); "
+                        "default: {arch}")
 PUB_ARCH_HELP = ("constraints file name (ubgen/constraints/arch/) or path; this command works on a "
                  "single PUB per buffer, default: pub")
 
 
 def add_app_arguments(s: argparse.ArgumentParser, on_array: bool = True,
-                      routes: bool = False) -> None:
+                      routes: bool = False, parameters_of: str | None = None) -> None:
     """``APP``, ``--arch`` and ``--size``: how every ``ubc`` subcommand names its input
     (docs/cli.md). ``on_array``: the command runs on an array, so ``--arch`` defaults to the
     smallest shipped array the app fits (``routes``: and places and routes on,
     :func:`compiler.pipeline.compile_on_smallest`); otherwise it works on a single PUB and
-    defaults to ``pub``."""
+    defaults to ``pub``. ``parameters_of``: the command needs no array, only the arch's
+    scheduling and buffer parameters, and defaults to this arch."""
     s.add_argument("app", metavar="APP", help="application name (apps/), a Python app file "
                    "(FILE.py: build(**sizes), make_inputs(seed=0, **sizes); docs/apps.md) or a "
                    "Program JSON file")
-    if on_array:
+    if parameters_of:
+        s.add_argument("--arch", default=parameters_of, metavar="A",
+                       help=PARAMETERS_ARCH_HELP.format(arch=parameters_of))
+    elif on_array:
         s.add_argument("--arch", default=None, metavar="A", help=ARRAY_ARCH_HELP.format(
             routes=" and places and routes on" if routes else ""))
     else:

@@ -68,6 +68,11 @@ def cmd_pnr(args) -> int:
               f"nodes, {s['pipeline_registers']} pipeline registers, longest combinational "
               f"path {s['max_comb_hops']} switch-box hops")
         print(f"  bitstream: {s['bitstream_words']} writes, sha256 {s['bitstream_sha256']}")
+        if s.get("tile_area_um2") is not None:
+            kinds = ", ".join(f"{k} {v:.0f}" for k, v in s["tile_area_by_kind"].items())
+            print(f"  tile area: {s['tile_area_um2']:.0f} um2 ({kinds}; docs/array.md \"Area\")")
+        else:
+            print(f"  tile area: not measured ({s['tile_area_note']})")
         print(f"  check: {s['check_detail']}")
         if args.plot:
             print(f"  plot: {args.plot}")

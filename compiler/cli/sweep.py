@@ -43,10 +43,14 @@ def _points(args) -> tuple[list[dict], list[tuple[str, ...]]]:
 
 def _validate(app: str, points: list[dict], stages: tuple[str, ...]) -> None:
     """Reject bad input before any work: unknown app, parameter, stage or constraints file."""
-    from ..sweep.point import STAGES, PointError, split_params
+    from ..sweep.point import REQUIRES, STAGES, PointError, split_params
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         raise PointError(f"unknown stage(s) {', '.join(unknown)}; stages: {', '.join(STAGES)}")
+    for s in stages:
+        if s in REQUIRES and REQUIRES[s] not in stages:
+            raise PointError(f"the {s} stage needs the {REQUIRES[s]} stage (--stages ..."
+                             f"{REQUIRES[s]},{s})")
     if app.endswith(".json") and not Path(app).is_file():
         raise ValueError(f"program file {app} not found")
     for p in points:

@@ -5,13 +5,14 @@ A kernel's arguments are the values of the op's loads, in declaration order (the
 memory load operations"). Nodes are immutable and hashed by identity, so shared subexpressions
 form a DAG.
 
-Op names (``Call.op``) follow the PE: add sub mul shl lshr ashr and or xor smin smax umin umax
-abs absdiff select eq ne slt sle sgt sge ult ule ugt uge mac pass. Comparisons have type u1.
+Op names (``Call.op``) follow the PE: add sub mul udiv shl lshr ashr and or xor smin smax umin
+umax abs absdiff select eq ne slt sle sgt sge ult ule ugt uge mac pass. Comparisons have type u1.
 Signedness of ``min``/``max``/``shr``/comparisons built with Python operators follows the
-operand type (signed -> smin/ashr/slt, unsigned -> umin/lshr/ult). ``==``/``!=`` compare nodes
-(they are hashed by identity): equality is ``a.eq(b)``/``a.ne(b)``, and a ``bool`` in a kernel
-is refused. docs/apps.md ("Kernel operations and what they cost") lists every operation and
-its PEs.
+operand type (signed -> smin/ashr/slt, unsigned -> umin/lshr/ult); ``a // b`` is ``udiv``
+(unsigned, ``a // 0 = 0``: PE UDIV) and is refused on signed operands (the PE has no signed
+divider). ``==``/``!=`` compare nodes (they are hashed by identity): equality is
+``a.eq(b)``/``a.ne(b)``, and a ``bool`` in a kernel is refused. docs/apps.md ("Kernel
+operations and what they cost") lists every operation and its PEs.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Callable
 
 from .types import IntType, u16, u1
 
-BINARY_OPS = {"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "smin", "smax",
+BINARY_OPS = {"add", "sub", "mul", "udiv", "shl", "lshr", "ashr", "and", "or", "xor", "smin", "smax",
               "umin", "umax", "absdiff"}
 COMPARE_OPS = {"eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"}
 UNARY_OPS = {"abs", "pass"}
@@ -43,6 +44,11 @@ class Expr:
     def __rsub__(self, o): return self._bin("sub", "sub", o, True)
     def __mul__(self, o): return self._bin("mul", "mul", o)
     def __rmul__(self, o): return self._bin("mul", "mul", o, True)
+    def __floordiv__(self, o):
+        if self.type.signed or as_expr(o, self.type).type.signed:
+            raise TypeError("'//' divides unsigned words only (PE UDIV); the operands are signed")
+        return self._bin("udiv", "udiv", o)
+
     def __lshift__(self, o): return self._bin("shl", "shl", o)
     def __rlshift__(self, o): return self._bin("shl", "shl", o, True)
     def __rshift__(self, o): return self._bin("ashr", "lshr", o)
@@ -131,6 +137,27 @@ class Lookup(Expr):
     def __repr__(self): return f"lut[{len(self.table)}]({self.index!r})"
 
 
+@dataclass(eq=False, repr=False)
+class LoopPhase(Expr):
+    """1 when the value of the op's enclosing loop ``loop`` is ``residue`` modulo ``modulus``,
+    else 0 (type u1): Halide's ``x % 2 == 0`` in a ``select`` (the reference camera pipeline's
+    Bayer interleave). Not a memory read: the backend makes it a schedule generator, a MEM
+    tile's spare output controller whose ``valid`` is 1 exactly at the cycles of the op's
+    matching iterations (docs/backend.md)."""
+    loop: str
+    modulus: int
+    residue: int
+    type: IntType = u1
+
+    def __post_init__(self):
+        if self.modulus < 1 or not 0 <= self.residue < self.modulus:
+            raise ValueError(f"loop phase {self.loop} % {self.modulus} == {self.residue}: "
+                             f"needs modulus >= 1 and 0 <= residue < modulus")
+        self.type = u1
+
+    def __repr__(self): return f"({self.loop} % {self.modulus} == {self.residue})"
+
+
 def as_expr(value, type_: IntType = u16) -> Expr:
     if isinstance(value, Expr):
         return value
@@ -201,6 +228,11 @@ class Kernel:
     def __repr__(self): return f"{self.name}({', '.join(f'arg{i}' for i in range(self.n_args))}) = {self.body!r}"
 
 
+def loop_phases(kernel: "Kernel") -> list[LoopPhase]:
+    """The :class:`LoopPhase` leaves of ``kernel``, in post-order."""
+    return [n for n in kernel.nodes() if isinstance(n, LoopPhase)]
+
+
 def one_bit(e: Expr) -> bool:
     """``e``'s value is 0 or 1: a 1-bit type or the constant 0 or 1."""
     return e.type.bits == 1 or isinstance(e, Const) and e.value in (0, 1)
@@ -208,8 +240,11 @@ def one_bit(e: Expr) -> bool:
 
 def bit_valued(e: Expr) -> bool:
     """``e`` is computed on the PE's 1-bit network (DESIGN of the PE: comparisons and the 1-bit
-    logic ops drive ``res_p``): a comparison, or a 1-bit ``and``/``or``/``xor`` whose operands
-    are such values or the constants 0 and 1."""
+    logic ops drive ``res_p``, a schedule generator's ``valid`` is a :class:`LoopPhase`): a
+    comparison, a loop phase, or a 1-bit ``and``/``or``/``xor`` whose operands are such values
+    or the constants 0 and 1."""
+    if isinstance(e, LoopPhase):
+        return True
     if not isinstance(e, Call):
         return False
     if e.op in COMPARE_OPS:

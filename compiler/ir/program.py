@@ -26,7 +26,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Iterator, Union
 
-from .expr import Arg, Call, Const, Expr, Kernel, Lookup
+from .expr import Arg, Call, Const, Expr, Kernel, Lookup, LoopPhase, loop_phases
 from .index import Index, IndexError_, parse_index
 from .types import IntType, u16
 
@@ -231,6 +231,11 @@ class Program:
                 raise ProgramError(f"op {op.name}: kernel {op.kernel.name} takes "
                                    f"{op.kernel.n_args} arguments but the op has "
                                    f"{len(op.loads)} loads")
+            loops = {lp.name for lp in op.loops}
+            for ph in loop_phases(op.kernel):
+                if ph.loop not in loops:
+                    raise ProgramError(f"op {op.name}: kernel {op.kernel.name} reads the phase "
+                                       f"of loop {ph.loop}, which does not enclose the op")
             for kind, acc in [("loads", a) for a in op.loads] + [("stores", op.store)]:
                 decl = self.buffers.get(acc.buffer)
                 if decl is None:
@@ -323,6 +328,9 @@ def kernel_to_dict(k: Kernel) -> dict:
             out.append({"call": n.op, "args": [ids[id(a)] for a in n.args], "type": str(n.type)})
         elif isinstance(n, Lookup):
             out.append({"lookup": list(n.table), "index": ids[id(n.index)], "type": str(n.type)})
+        elif isinstance(n, LoopPhase):
+            out.append({"phase": n.loop, "modulus": n.modulus, "residue": n.residue,
+                        "type": str(n.type)})
     return {"name": k.name, "n_args": k.n_args, "arg_types": [str(t) for t in k.arg_types],
             "nodes": out}
 
@@ -337,6 +345,8 @@ def kernel_from_dict(d: dict) -> Kernel:
             built.append(Const(n["const"], t))
         elif "call" in n:
             built.append(Call(n["call"], tuple(built[i] for i in n["args"]), t))
+        elif "phase" in n:
+            built.append(LoopPhase(n["phase"], n["modulus"], n["residue"]))
         else:
             built.append(Lookup(tuple(n["lookup"]), built[n["index"]], t))
     return Kernel(d["name"], d["n_args"], built[-1],

@@ -12,8 +12,9 @@ is a stream graph: every node is a stream of values over unstalled cycles, named
 
 ``connections[port]`` is the node each logical output port reads at its scheduled cycles.
 Each PUB block carries the affine :class:`~ubgen.controller.ControllerConfig` of all its
-controllers; :meth:`PUBBlock.registers` encodes them with ``ubgen.controller.encode_controller``
-(the only encoder) and checks every value against the PUB's exported register map.
+controllers; :meth:`PUBBlock.registers` encodes them with ``ubgen.pub.encode_pub`` (the PUB's
+encoder over ``ubgen.controller.encode_controller``) and checks every value against the PUB's
+exported register map.
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ import json
 from dataclasses import dataclass, field
 
 from ubgen.arch import PUBParams
-from ubgen.controller import ControllerConfig, EncodeError, encode_controller
-from ubgen.pub import pub_layouts, pub_regmap
+from ubgen.controller import ControllerConfig, EncodeError
+from ubgen.pub import encode_pub, pub_regmap
 
 
 class RegisterWidthError(ValueError):
@@ -52,17 +53,24 @@ class PUBBlock:
     tiles: int = 1
     capacity_words: int = 0                # circular capacity (live words, power of two)
     sram_words: int = 0                    # words of SRAM actually addressed
+    # The same ports one word at a time, before vectorization: the DP-SRAM + AG form of thesis
+    # Table 6.1 (an address ``addr`` per fire; ``writes[p]`` fires at the landing cycles of
+    # ``inputs[p]``, ``reads[q]`` at the read cycles of ``outputs[q]``). ``addr`` is the linear
+    # word address of the chosen layout, modulo ``words`` (the circular capacity, else one past
+    # the largest address); ``elem`` the element's unreduced linear address (its identity, for
+    # checks). The FPGA backend (compiler.fpga) builds block RAM from them.
+    writes: list[ControllerConfig] = field(default_factory=list)
+    reads: list[ControllerConfig] = field(default_factory=list)
+    words: int = 0
 
     def registers(self, params: PUBParams) -> list[dict[str, int]]:
         """Register values of every tile (one dict per tile, register-map names)."""
-        layouts = pub_layouts(params)
         base: dict[str, int] = {"mode": 0, "chain_en": int(self.tiles > 1)}
-        for name, layout in layouts.items():
-            cfg = self.configs.get(name, ControllerConfig.disabled())
-            try:
-                base.update(encode_controller(cfg, layout))
-            except EncodeError as e:
-                raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
+        try:
+            base.update(encode_pub({n: c for n, c in self.configs.items() if c.extents},
+                                   params))
+        except EncodeError as e:
+            raise RegisterWidthError(f"buffer {self.buffer}: {e}") from None
         rm = pub_regmap(params)
         out = []
         for t in range(self.tiles):
@@ -83,7 +91,9 @@ class PUBBlock:
         return {"name": self.name, "inputs": self.inputs, "outputs": self.outputs,
                 "tiles": self.tiles, "capacity_words": self.capacity_words,
                 "sram_words": self.sram_words,
-                "configs": {k: cfg(v) for k, v in self.configs.items() if v.extents}}
+                "configs": {k: cfg(v) for k, v in self.configs.items() if v.extents},
+                "words": self.words, "writes": [cfg(c) for c in self.writes],
+                "reads": [cfg(c) for c in self.reads]}
 
 
 @dataclass

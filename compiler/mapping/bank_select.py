@@ -2,8 +2,8 @@
 (thesis §5.2 fallback after duplication; Table 7.7 counts the "bank selection controllers").
 
 Cyclic banking (§5.2.1) separates concurrent *writers*; a reader that walks the whole buffer
-(camera: the colour correction reads ``demosaicked(x, y, c)`` one pixel per cycle while the
-demosaic writes each 2x2 Bayer quad through four ports) then needs every bank, and duplication
+(a demosaic unrolled over 2x2 Bayer quads writes each quad through four ports while the colour
+correction reads one pixel per cycle) then needs every bank, and duplication
 would give each copy all the writers, more than a memory's input ports. Instead the port is
 split by writer: sub-port ``k`` holds the read instances whose element input port ``k`` writes.
 Each sub-port is an ordinary output port (typically at a constant dependence distance from its

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ubgen.arch import Arch, PUBParams, load_arch
+from ubgen.controller import AffineMap, ControllerConfig
 
 from ..ir.ubimpl import PUBBlock, ShiftRegister, UBImpl
 from ..ir.ubuf import UnifiedBuffer
@@ -160,11 +161,25 @@ def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
         except MappingError as e:
             errors.append(e)
             continue
+        words = c.circ or c.max_addr + 1
+        dp = [_element_config(w, words) for w in c.words]
         return PUBBlock(bank.name, buffer, [p.name for p in bank.inputs],
                         [p.name for p in bank.outputs], cfgs, c.chain.tiles,
                         capacity_words=c.circ or 0,
-                        sram_words=min(c.circ or c.max_addr + 1, c.max_addr + 1))
+                        sram_words=min(c.circ or c.max_addr + 1, c.max_addr + 1),
+                        writes=dp[:c.n_in], reads=dp[c.n_in:], words=words)
     raise errors[0]
+
+
+def _element_config(ws: WordStream, words: int) -> ControllerConfig:
+    """One port of a memory block word by word (:attr:`PUBBlock.writes` / ``reads``): its
+    cycles, its linear address modulo ``words`` (``addr``, for a dual-port memory: thesis
+    Table 6.1, DP-SRAM + AG; §6.1.1) and the element's unreduced linear address (``elem``, the
+    element's identity for checks; not a hardware address)."""
+    a, e = ws.addr, ws.element
+    return ControllerConfig(ws.extents, AffineMap(ws.time.start, ws.time.strides),
+                            {"addr": AffineMap(a.start % words, a.strides),
+                             "elem": AffineMap(e.start, e.strides)})
 
 
 def map_buffer(ub: UnifiedBuffer, arch: Arch | str,

@@ -27,6 +27,7 @@ from ubgen.arch import MemParams, PUBParams
 from ubgen.controller import ControllerLayout
 from ubgen.mem.spec import RF_ENABLE, rf_ports
 from ubgen.pub import pub_layouts
+from ubgen.pub.spec import agg_events
 
 from ..ir.ubimpl import UBImpl
 from ..ir.ubuf import UnifiedBuffer
@@ -34,20 +35,28 @@ from .common import port_time
 from .registers import RFTile, pack_register_files, rf_tile_registers
 
 
+def decode_extents(regs: dict[str, int], layout: ControllerLayout) -> list[int]:
+    """The extents of a controller's active levels, from its registers (``[]``: disabled)."""
+    n = layout.name
+    return [regs.get(f"{n}_extent_m1_{d}", 0) + 1 for d in range(regs.get(f"{n}_dim", 0))]
+
+
 def decode_arrays(regs: dict[str, int], layout: ControllerLayout
-                  ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Every fire of a controller from its register values, as arrays: the cycles and, per
-    address generator, the addresses. The hardware's recurrence (thesis Fig. 6.2b): between
-    fire ``k - 1`` and fire ``k`` exactly one level ``L`` steps, the innermost whose counter is
-    not at its last value, i.e. the number of inner levels that wrap (``k`` a multiple of their
+                  ) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
+    """Every fire of a controller from its register values, as arrays: the cycles (``None``
+    for an untimed layout, whose fires its block triggers) and, per registered address
+    generator, the addresses. The hardware's recurrence (thesis Fig. 6.2b): between fire
+    ``k - 1`` and fire ``k`` exactly one level ``L`` steps, the innermost whose counter is not
+    at its last value, i.e. the number of inner levels that wrap (``k`` a multiple of their
     extents' product), and every generator adds its ``delta[L]``, wrapping at its width.
     Registers not given hold their reset value 0."""
     n, p = layout.name, layout.params
-    dim = regs.get(f"{n}_dim", 0)
-    ags = list(layout.addr_widths)
+    ext = decode_extents(regs, layout)
+    dim = len(ext)
+    ags = list(layout.registered)
+    none = None if not layout.timed else np.zeros(0, np.int64)
     if dim == 0:
-        return np.zeros(0, np.int64), {a: np.zeros(0, np.int64) for a in ags}
-    ext = [regs.get(f"{n}_extent_m1_{d}", 0) + 1 for d in range(dim)]
+        return none, {a: np.zeros(0, np.int64) for a in ags}
     k = np.arange(1, int(np.prod(ext)), dtype=np.int64)
     level = np.zeros(len(k), dtype=np.int64)
     period = 1
@@ -61,9 +70,39 @@ def decode_arrays(regs: dict[str, int], layout: ControllerLayout
         steps = np.concatenate([[start], deltas[level]])
         return np.cumsum(steps) & ((1 << width) - 1)
 
-    cycles = run(regs.get(f"{n}_cycle_start", 0), "cycle", p.cycle_width)
+    cycles = (run(regs.get(f"{n}_cycle_start", 0), "cycle", p.cycle_width) if layout.timed
+              else None)
     return cycles, {a: run(regs.get(f"{n}_{a}_start", 0), a, layout.addr_widths[a])
                     for a in ags}
+
+
+def decode_input_side(regs: dict[str, int], params: PUBParams, p: int
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Input port ``p`` of a PUB from its registers, with the fixed input side of
+    ``ubgen.pub.spec`` (docs/pub.md): ``in2agg_<p>``'s fire cycles and the aggregator word each
+    writes (lane = its index in its level-0 loop mod FW, a new slot after lane FW-1 and after a
+    loop's last word), then ``agg2sram_<p>``'s fire cycles (``1 + slack`` after each filled
+    word, ``1 + row_slack`` after a row's partial last word; as many as its iteration domain
+    has) and addresses (``sram`` from its generator, ``agg`` the slots in order)."""
+    lay = pub_layouts(params)
+    li, la = lay[f"in2agg_{p}"], lay[f"agg2sram_{p}"]
+    fw, depth = params.fetch_width, params.agg_depth
+    cycles, _ = decode_arrays(regs, li)
+    ext = decode_extents(regs, li)
+    if ext:
+        event, full = agg_events(ext, fw)
+    else:
+        event = full = np.zeros(0, dtype=bool)
+    lane = np.arange(len(cycles), dtype=np.int64) % max(ext[:1] or [1]) % fw
+    slot = (np.cumsum(event) - event) % depth
+    words = slot * fw + lane
+    n = la.name
+    wait = np.where(full[event], regs.get(f"{n}_slack", 0), regs.get(f"{n}_row_slack", 0))
+    _, addrs = decode_arrays(regs, la)
+    k = min(int(event.sum()), len(addrs["sram"]))
+    fires = cycles[event][:k] + 1 + wait[:k]
+    return cycles, words, fires, {"sram": addrs["sram"][:k],
+                                  "agg": np.arange(k, dtype=np.int64) % depth}
 
 
 def decode_controller(regs: dict[str, int], layout: ControllerLayout
@@ -71,6 +110,8 @@ def decode_controller(regs: dict[str, int], layout: ControllerLayout
     """Every fire ``(cycle, {ag: address})`` of a controller, from its register values
     (:func:`decode_arrays`)."""
     cycles, addrs = decode_arrays(regs, layout)
+    if cycles is None:
+        raise ValueError(f"{layout.name}: an untimed controller has no cycles of its own")
     cols = [(a, v.tolist()) for a, v in addrs.items()]
     return [(c, {a: v[i] for a, v in cols}) for i, c in enumerate(cycles.tolist())]
 
@@ -93,13 +134,21 @@ class PUBTile:
         self.chain_en = bool(regs.get("chain_en", 0))
         self.tile_id = regs.get("tile_id", 0)
         self.events: dict[int, list] = defaultdict(list)
+        streams = []
+        for p in range(params.input_ports):
+            t_in, words, t_a, a_addrs = decode_input_side(regs, params, p)
+            streams += [("in2agg", p, t_in, {"agg": words}), ("agg2sram", p, t_a, a_addrs)]
         for name, layout in pub_layouts(params).items():
             kind, k = name.rsplit("_", 1)
-            cycles, addrs = decode_arrays(regs, layout)
-            cols = [addrs[a].tolist() for a in layout.addr_widths]
+            if kind in ("sram2tb", "tb2out"):
+                cycles, addrs = decode_arrays(regs, layout)
+                if kind == "sram2tb":            # the TB slot: the SRAM address's low bits
+                    addrs["tb"] = addrs["sram"] & (params.tb_depth - 1)
+                streams.append((kind, int(k), cycles, addrs))
+        for kind, k, cycles, addrs in streams:
+            cols = [(a, v.tolist()) for a, v in addrs.items()]
             for i, cyc in enumerate(cycles.tolist()):
-                self.events[cyc].append((kind, int(k), dict(zip(layout.addr_widths,
-                                                                (c[i] for c in cols)))))
+                self.events[cyc].append((kind, k, {a: v[i] for a, v in cols}))
         self.last = max(self.events, default=-1) + 1        # the last cycle with an effect
         fw = params.fetch_width
         self.agg = [[None] * params.agg_words for _ in range(params.input_ports)]
@@ -204,9 +253,10 @@ class RegisterFileTile:
         self.events: dict[int, list] = defaultdict(list)
         if regs.get(RF_ENABLE):
             for port in rf_ports(params, mem).values():
-                cycles, addrs = decode_arrays(regs, port.layout)
+                cycles, _ = decode_arrays(regs, port.timing)
+                _, addrs = decode_arrays(regs, port.layout)
                 words = addrs[port.ag] & ((1 << port.addr_width) - 1)
-                for cyc, a in zip(cycles.tolist(), words.tolist()):
+                for cyc, a in zip(cycles.tolist(), words.tolist()):      # the shorter one
                     self.events[cyc].append((port.is_read, port.index, a))
             for ev in self.events.values():
                 ev.sort()                                  # writes first, by port number

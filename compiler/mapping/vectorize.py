@@ -44,8 +44,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ubgen.arch import PUBParams
-from ubgen.controller import AffineMap, ControllerConfig
+from ubgen.controller import AffineMap, ControllerConfig, EncodeError, fit_levels
 from ubgen.pub import pub_layouts
+from ubgen.pub.spec import agg_slacks
 
 from .common import Affine, MappingError, SramConflict, TooSoon
 
@@ -416,36 +417,11 @@ def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, n
                            f"unroll that multiplies its ports, or give each group of readers "
                            f"its own buffer")
     max_slack = 4 * fw if max_slack is None else max_slack
-    cfgs = {n: ControllerConfig.disabled() for n in pub_layouts(pub)}
+    layouts = pub_layouts(pub)
+    cfgs = {n: ControllerConfig.disabled() for n in layouts}
     # candidates per stream: (slack, configs, SRAM cycles), smallest slack first
-    wcands, rcands = [], []
-    for ws in ins:
-        lst = []
-        for slack in range(max_slack + 1):
-            in2agg, a2s = write_configs(ws, fw, pub.agg_depth, slack)
-            cyc = fire_cycles(a2s)
-            if len(np.unique(cyc)) == len(cyc):
-                lst.append((slack, (in2agg, a2s), cyc))
-        wcands.append(lst)
-    for ws in outs:
-        lst = []
-        variants = [read_variants(ws, fw, pub.tb_depth, slack) for slack in range(max_slack + 1)]
-        if not variants[0]:
-            plan_fetch(ws, fw, pub.tb_depth * fw)      # no plan at all: its one-line error
-        for slack, pairs in enumerate(variants):
-            for s2t, t2o in pairs:
-                cyc = fire_cycles(s2t)
-                if s2t.schedule.start < 0:
-                    continue                    # the fetch would precede cycle 0
-                if (len(np.unique(cyc)) == len(cyc)
-                        and not unserved_reads(ws, s2t, fw, pub.tb_depth)):
-                    lst.append((slack, (s2t, t2o), cyc))
-        if not lst:
-            raise MappingError(f"buffer {name}: no SRAM fetch schedule for {ws.name} keeps its "
-                               f"transpose-buffer words in time: read it in the order it is "
-                               f"written (reorder the consumer's loops) or keep the buffer in "
-                               f"registers (store_in('REG'))")
-        rcands.append(lst)
+    wcands = _write_candidates(ins, pub, layouts, name, max_slack)
+    rcands = _read_candidates(outs, pub, name, max_slack)
     combos = sorted(itertools.product(*[range(len(c)) for c in wcands]),
                     key=lambda ix: sum(wcands[p][i][0] for p, i in enumerate(ix)))
     late = False
@@ -483,3 +459,57 @@ def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, n
                        f"cycles than one single-port memory has; fewer ports on the buffer "
                        f"(a lower unroll) or one walking order for its writers and readers "
                        f"leave it free cycles")
+
+
+def _write_candidates(ins: list[WordStream], pub: PUBParams, layouts: dict, name: str,
+                      max_slack: int) -> list[list[tuple]]:
+    """Per input stream, its ``(slack, (in2agg, agg2sram), SRAM write cycles)`` candidates
+    whose AGG -> SRAM writes the delay line holds, smallest slack first (thesis §5.5.3)."""
+    fw = pub.fetch_width
+    wcands = []
+    for p, ws in enumerate(ins):
+        lst = []
+        for slack in range(min(max_slack, pub.max_agg_slack) + 1):
+            in2agg, a2s = write_configs(ws, fw, pub.agg_depth, slack)
+            cyc = fire_cycles(a2s)
+            try:      # the AGG -> SRAM delay line holds it (a row's partial word waits longer)
+                agg_slacks(fit_levels(in2agg, layouts[f"in2agg_{p}"]), a2s, pub,
+                           f"agg2sram_{p}")
+            except EncodeError:
+                continue
+            if len(np.unique(cyc)) == len(cyc):
+                lst.append((slack, (in2agg, a2s), cyc))
+        if not lst:
+            raise MappingError(f"buffer {name}: input {ws.name}: no AGG -> SRAM write time "
+                               f"within the {pub.max_agg_slack + 1}-cycle delay line "
+                               f"(agg2sram_{p}_slack / agg2sram_{p}_row_slack)")
+        wcands.append(lst)
+    return wcands
+
+
+def _read_candidates(outs: list[WordStream], pub: PUBParams, name: str,
+                     max_slack: int) -> list[list[tuple]]:
+    """Per output stream, its ``(slack, (sram2tb, tb2out), SRAM read cycles)`` candidates that
+    keep the transpose buffer's words in time, smallest slack first (thesis §5.5.3)."""
+    fw = pub.fetch_width
+    rcands = []
+    for ws in outs:
+        lst = []
+        variants = [read_variants(ws, fw, pub.tb_depth, slack) for slack in range(max_slack + 1)]
+        if not variants[0]:
+            plan_fetch(ws, fw, pub.tb_depth * fw)      # no plan at all: its one-line error
+        for slack, pairs in enumerate(variants):
+            for s2t, t2o in pairs:
+                cyc = fire_cycles(s2t)
+                if s2t.schedule.start < 0:
+                    continue                    # the fetch would precede cycle 0
+                if (len(np.unique(cyc)) == len(cyc)
+                        and not unserved_reads(ws, s2t, fw, pub.tb_depth)):
+                    lst.append((slack, (s2t, t2o), cyc))
+        if not lst:
+            raise MappingError(f"buffer {name}: no SRAM fetch schedule for {ws.name} keeps its "
+                               f"transpose-buffer words in time: read it in the order it is "
+                               f"written (reorder the consumer's loops) or keep the buffer in "
+                               f"registers (store_in('REG'))")
+        rcands.append(lst)
+    return rcands

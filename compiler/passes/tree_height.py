@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 from ubgen.arch import WORD_WIDTH
 
-from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, expr_depth, pe_stages
+from ..ir.expr import Arg, Call, Const, Expr, Kernel, Lookup, LoopPhase, expr_depth, pe_stages
 from ..ir.program import Program, kernel_to_dict
 
 REASSOCIATIVE = frozenset({"add", "mul", "and", "or", "xor", "smin", "smax", "umin", "umax"})
@@ -157,7 +157,7 @@ def balance_kernel(kernel: Kernel, latency: Latency = Latency()) -> Kernel:
             built = n if index is n.index else Lookup(n.table, index, n.type)
             depth[id(built)] = latency.lookup + depth[id(index)]
         else:
-            assert isinstance(n, (Arg, Const)), n
+            assert isinstance(n, (Arg, Const, LoopPhase)), n
             built = n
             depth[id(built)] = 0
         new[id(n)] = built

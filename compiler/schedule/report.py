@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from ..passes.dead_code import eliminate_dead_code
 from ..passes.tree_height import Latency, balance_program
 from ..ir.poly import PolyProgram
 from ..ir.program import Program
@@ -24,8 +25,9 @@ from .sequential import schedule_sequential
 @dataclass
 class ScheduleResult:
     """Every IR of one ``schedule_program`` run. ``program`` is the Program that was scheduled:
-    the input after tree-height reduction (``compiler.passes.tree_height``) unless it was
-    turned off; interpret this one to run what the schedules and buffers describe."""
+    the input without its dead code (``compiler.passes.dead_code``) after tree-height
+    reduction (``compiler.passes.tree_height``) unless it was turned off; interpret this one to
+    run what the schedules and buffers describe."""
     program: Program
     poly: PolyProgram
     deps: list[Dependence]
@@ -53,11 +55,16 @@ def schedule_program(program: Program, params: HwParams | None = None,
                      policy: str | None = None, balance: bool = True,
                      delay: bool = True, early: frozenset[str] = frozenset(),
                      gap_scale: dict[str, int] | None = None) -> ScheduleResult:
-    """Reduce the kernels' tree height (``balance=False`` skips it: the kernels as written),
-    extract, schedule (sequential baseline and optimized; ``delay=False``: producers as early
-    as possible, :mod:`.delay`), verify both, compute liveness."""
+    """Remove dead code (:mod:`compiler.passes.dead_code`: ops whose values nothing reads;
+    ``optimized.info["dead_code"]`` names them), reduce the kernels' tree height
+    (``balance=False`` skips it: the kernels as written), extract, schedule (sequential
+    baseline and optimized; ``delay=False``: producers as early as possible, :mod:`.delay`;
+    ``gap_scale``: per buffer, a multiple of the DNN scheduler's SRAM gap), verify both,
+    compute liveness."""
     params = params or HwParams()
     t0 = time.perf_counter()
+    dead = eliminate_dead_code(program)
+    program = dead.program
     if balance:
         program = balance_program(program, Latency(params.pe_latency, params.mem_read_latency))
     poly = extract(program, params)
@@ -66,6 +73,8 @@ def schedule_program(program: Program, params: HwParams | None = None,
     verify(poly, seq, params, deps, check_width=False)
     opt, report = schedule_verified(program, poly, params, deps, policy, delay, frozenset(early),
                                     gap_scale)
+    if dead.removed:
+        opt.info["dead_code"] = dead.removed
     live_opt = buffer_liveness(program, opt, seq)
     live_seq = buffer_liveness(program, seq, seq)
     loops = {lp.name: (lp.start, lp.extent) for lp in pipeline_loops(program)[0]}

@@ -41,15 +41,20 @@ def tool_version() -> str:
         return "unknown"
 
 
-@lru_cache(maxsize=1)
-def code_digest() -> str:
-    """SHA-256 over the path and bytes of every ``.py`` file of :data:`CODE_PACKAGES`."""
+@lru_cache(maxsize=None)
+def package_digest(*packages: str) -> str:
+    """SHA-256 over the path and bytes of every ``.py`` file of ``packages``."""
     h = hashlib.sha256()
-    for pkg in CODE_PACKAGES:
+    for pkg in packages:
         for path in sorted((ROOT / pkg).rglob("*.py")):
             h.update(str(path.relative_to(ROOT)).encode() + b"\0")
             h.update(path.read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def code_digest() -> str:
+    """SHA-256 over the path and bytes of every ``.py`` file of :data:`CODE_PACKAGES`."""
+    return package_digest(*CODE_PACKAGES)
 
 
 # Taken when the sweep code is imported, i.e. close to when the compiler was loaded: a worker
@@ -79,6 +84,8 @@ def point_key(app: str, params: dict, stages: tuple[str, ...] | list[str]) -> st
            "app": [app, app_digest(app)],
            "arch": [_file_digest(arch_file(str(a))) for a in archs],
            "params": sorted((k, repr(v)) for k, v in params.items()), "stages": list(stages)}
+    if "sim" in stages:              # the simulator's code decides that stage's figures
+        doc["sim"] = package_digest("sim")
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 

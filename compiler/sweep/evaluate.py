@@ -68,15 +68,31 @@ REASONS = {
     ("VI", "resnet 8x8 block"): "the convolution is 9 sweeps x 28 rows x 32 (padded) cycles; the "
                                 "paper's schedule for the block is longer",
     ("VI", "mobilenet"): "fully unrolled layer (stencil policy), one 30x30 input stream",
-    ("VII", "unsharp"): "the paper's unsharp keeps more intermediate buffers (grayscale and "
-                        "ratio stages we leave out)",
+    ("VI", "unsharp"): "our sequential baseline runs every op instance for its full latency "
+                       "(gray 5, blur 7, ratio 9, output 5 cycles deep)",
+    ("VI", "camera"): "our sequential baseline runs every op instance for its full latency: the "
+                      "demosaic's three ops are 16, 8 and 16 cycles deep and the colour ops "
+                      "12-13, for every pixel",
+    ("VII", "unsharp"): "final: blur_unnormalized and ratio are read at the pixel they are "
+                        "written, so they need a few words each, not lines",
+    ("VII", "camera"): "sequential: the paper's camera keeps more intermediate buffers (its "
+                       "flow gives inlined functions buffers); ours are hw_input, denoised and "
+                       "demosaicked (docs/apps.md)",
     ("VII", "mobilenet"): "our layer line-buffers the depthwise input only",
     ("VII", "resnet"): "Table 7.1's 16/16 layer keeps both input-channel blocks live",
     ("IV", "resnet"): "the 64 weight banks are register files packed into MEM tiles (thesis "
                       "§5.4), not a MEM tile each",
     ("IV", "resnet 8x8 block"): "the 64 weight banks are register files packed into MEM tiles "
                                 "(thesis §5.4); counted one memory each the block is 80",
-    ("IV", "unsharp"): "fewer stages than the paper's unsharp (no grayscale / ratio)",
+    ("IV", "gaussian"): "9 products and 8 sums in 13 PEs: multiplies fused with adds into MAC "
+                        "PEs",
+    ("IV", "unsharp"): "only gray's 5-row window needs memories; blur_unnormalized and ratio "
+                       "are read at the pixel they are written (shift registers), the RGB "
+                       "copy is registers",
+    ("IV", "camera"): "PEs: per-stage counts against Halide's lowering of the generator in "
+                      "docs/apps.md (demosaic 209 PEs for 190 lowered ops, colour matrix and "
+                      "curve 42 + 3 ROMs for 30); MEMs: 2 line buffers, 3 curve ROMs and 1 "
+                      "tile of schedule generators for the Bayer phases",
     ("7.3", "resnet"): "the thesis counts 80 memories (8 input, 64 weight, 8 output banks); "
                        "our 64 weight banks are register files packed into MEM tiles, DP+AG "
                        "and Buffet count the SRAMs only",
@@ -89,6 +105,12 @@ REASONS = {
                     "modelled",
     ("7.8", "any"): "'original' is one memory per read port of every on-array buffer (the "
                     "exhaustive duplication), counted from the unified buffers, not mapped",
+    ("7.8", "unsharp"): "our RGB copy, blur_unnormalized and ratio are read at their own pixel: "
+                        "one read port each, no line; only gray's 25-tap window is a line "
+                        "buffer",
+    ("7.8", "camera"): "our demosaic reads a 3x3 window of denoised and the colour ops read "
+                       "demosaicked at their own pixel; the paper's camera has more buffers "
+                       "with more readers",
 }
 
 
@@ -170,6 +192,15 @@ def _pair(table: str, label: str, ours: tuple, theirs: tuple) -> str:
     return "; ".join(parts + ([reason] if reason else []))
 
 
+def _pair_iv(label: str, r: dict, pe: int, mem: int) -> str:
+    """``PEs x%, MEMs y%`` against Table IV and the known reason, if any."""
+    ours = (r.get("pes"), r.get("mems"))
+    parts = [f"{name} {_cmp(o, t)}" for name, o, t in zip(("PEs", "MEMs"), ours, (pe, mem))
+             if o is not None and _cmp(o, t)]
+    reason = REASONS.get(("IV", label)) if ours != (pe, mem) else None
+    return "; ".join(parts + ([reason] if reason else []))
+
+
 def _mem_parts(r: dict) -> str:
     """What the netlist's MEM tiles hold: PUBs, register files, anything else."""
     mems, pub, rf = r.get("mems"), r.get("pub_mems"), r.get("register_file_tiles")
@@ -197,7 +228,7 @@ def table_iv(res: dict) -> list[str]:
         r = res[f"table {label}"]
         pe, mem = PAPER_IV[label.split()[0]]
         rows.append([label, _pes(r), pe, r.get("mems"), mem,
-                     _err(r) or "; ".join(c for c in (_comment("IV", label, r.get("mems"), mem),
+                     _err(r) or "; ".join(c for c in (_pair_iv(label, r, pe, mem),
                                                       _mem_parts(r)) if c)])
     return (["## Paper Table IV: CGRA resources", "",
              "PE and MEM tiles of the netlist (`compiler.backend`, the last stage of "
@@ -216,22 +247,28 @@ def table_pnr(res: dict) -> list[str]:
         if r.get("place_seconds") is None:
             why = _err(r) or ("does not fit: " + ", ".join(r.get("out_of") or [])
                               if r.get("fits") is False else "not placed")
-            rows.append([label, _pes(r), r.get("mems"), r.get("ios"), "", "", "", "", "", why])
+            rows.append([label, _pes(r), r.get("mems"), r.get("ios"), "", "", "", "", "", "", "",
+                         why])
             continue
+        area = r.get("tile_area_um2")
         rows.append([label, _pes(r), r.get("mems"), r.get("ios"), r["register_pes"],
                      r["wirelength"], r["pipeline_registers"], r["max_comb_hops"],
+                     "—" if area is None else f"{area / 1e3:.0f}k", r.get("bitstream_words"),
                      f"{r['place_seconds']:.1f} / {r['route_seconds']:.1f}", r["pnr_check"]])
     return (["## Place and route of the Table IV points", "",
              f"Each point placed (simulated annealing) and routed (PathFinder) on `{DEFAULT_ARCH}` "
              "with exact latencies, its bitstream checked by the independent checker "
              "(docs/pnr.md). PEs are the netlist's; register PEs are the ones place and route "
              "adds to carry latencies longer than a route; wirelength counts routing-graph nodes; the combinational path is in "
-             "switch-box hops. The paper gives no place-and-route figures to compare with; the "
+             "switch-box hops; tile area is the area of the PE, MEM and IO tiles the design "
+             "occupies (register PEs included; logic measured by Yosys, SRAM macros modelled: "
+             "docs/array.md \"Area\"), configuration words are the bitstream's writes. "
+             "The paper gives no place-and-route figures to compare with; the "
              "end-to-end RTL runs of these bitstreams are in docs/simulation.md (`make sim`, "
              "`make regress`).", ""]
             + _table(["app", "PEs", "MEMs", "IOs", "register PEs", "wirelength",
-                      "pipeline registers", "longest comb. path", "place / route s", "check"],
-                     rows))
+                      "pipeline registers", "longest comb. path", "tile area um2",
+                      "configuration words", "place / route s", "check"], rows))
 
 
 def table_vi_vii(res: dict) -> list[str]:
@@ -272,6 +309,10 @@ def table_7_2(area: dict) -> list[str]:
         ours = {"DP SRAM + AG": b["dp"], "4 Wide SP SRAM +AGG +TB +AGs (PUB)": b["pub"]}
         note = (f"PUB / DP+AG = {area['ratio_pub_over_dp']:.2f} (thesis "
                 f"{THESIS_7_2['4 Wide SP SRAM +AGG +TB +AGs (PUB)'][0] / THESIS_7_2['DP SRAM + AG'][0]:.2f})")
+        if "config_bits" in b["pub"]:
+            note += (f"; configuration: PUB {b['pub']['config_bits']} bits in "
+                     f"{b['pub']['config_words']} words, DP+AG {b['dp']['config_bits']} bits in "
+                     f"{b['dp']['config_words']} words (docs/pub.md \"Area\")")
     rows = []
     for row, (um2, pct) in THESIS_7_2.items():
         o = ours.get(row)
@@ -284,9 +325,70 @@ def table_7_2(area: dict) -> list[str]:
     return (["## Thesis Table 7.2: memory area for a 3x3 convolution's buffer", "",
              "`bench/area.py`: logic measured (Yosys generic synthesis of the generated RTL, "
              "transistor count x an assumed um2 per transistor), SRAM macros modelled "
-             "(`ubgen/constraints/arch/pub.toml [area]`); energy is not modelled. " + note
+             "(`ubgen/constraints/arch/pub.toml [area]`); energy: the next section. " + note
              + ".", ""]
             + _table(head, rows))
+
+
+ENERGY_JSON = ROOT / "build" / "bench" / "energy.json"
+
+
+def _whole(t: dict, scale: str) -> float:
+    """PUB / DP+AG energy of the whole line buffer (totals, not per port access)."""
+    d = t["designs"]
+    return d["pub"]["by_scale"][scale]["total_pj"] / d["dp"]["by_scale"][scale]["total_pj"]
+
+
+def energy_sections(energy: dict | None) -> list[str]:
+    """Thesis Table 7.2's energy columns and the per-application energy plots, from
+    ``bench/energy.py``'s JSON (gate-level simulations, far too long for a sweep task; run it,
+    or ``make bench``, before ``make evaluate``)."""
+    from ..figures import THESIS_7_2_ENERGY
+    head = ["implementation", "pJ / access (ours)", "SRAM % (ours)", "pJ / access (thesis)",
+            "SRAM % (thesis)", "comment"]
+    lines = ["## Thesis Table 7.2: memory energy for a 3x3 convolution's buffer", ""]
+    t = (energy or {}).get("table_7_2")
+    if not t:
+        return lines + ["Not measured: run `bench/energy.py --table` (docs/energy.md).", ""]
+    ours = {d["label"]: d for d in t["designs"].values()}
+    rows = []
+    for row, ref in THESIS_7_2_ENERGY.items():
+        if row == "ratio":
+            continue
+        o = ours.get(row)
+        if o is None:
+            rows.append([row, "—", "—", ref[0], ref[1], "not built yet"])
+        else:
+            rows.append([row, f"{o['pj_per_access']:.2f}", f"{o['sram_pct']:.0f}", ref[0],
+                         ref[1], "45 nm (FreePDK45), not comparable in absolute terms"])
+    r = t["ratio_pub_over_dp"]
+    lines += [f"`bench/energy.py` (docs/energy.md): gate-level switching of the generated RTL "
+              f"mapped to CMOS gates, simulated on the line buffer (64x64 image, rows delayed "
+              f"by 64 and 128 cycles; the DP-SRAM + AG design is one buffer per delayed row), "
+              f"SRAM accesses counted and priced by a CACTI-style model with OpenRAM FreePDK45 "
+              f"parameters (`ubgen/constraints/energy.toml`). PUB / DP+AG = {r['1.0']:.2f} "
+              f"(thesis {THESIS_7_2_ENERGY['ratio']:.2f}); with every SRAM energy x0.5: "
+              f"{r['0.5']:.2f}, x1.5: {r['1.5']:.2f}. For the whole line buffer (the DP design's two "
+              f"buffers write every pixel twice): {_whole(t, '1.0'):.2f} (x0.5: "
+              f"{_whole(t, '0.5'):.2f}, x1.5: {_whole(t, '1.5'):.2f}).", ""]
+    lines += _table(head, rows)
+    apps = (energy or {}).get("apps") or {}
+    lines += ["## Energy per application (thesis Figs. 7.3 and 7.10)", ""]
+    if not apps:
+        return lines + ["Not measured: run `bench/energy.py --apps ...` (docs/energy.md).", ""]
+    lines += ["Gate-level runs of the whole accelerator through the `make sim` host testbench "
+              "(`make sim ENERGY=1`), counted from START to DONE (docs/energy.md).", "",
+              "![energy per output pixel](img/energy_per_pixel.png)", "",
+              "![energy per operation](img/energy_per_op.png)", ""]
+    cats = ["PE logic", "MEM logic", "SRAM", "interconnect", "GLB/IO", "clock"]
+    rows = []
+    for key, p in apps.items():
+        e = p["energy"]
+        rows.append([p["app"], p["arch"], e["pj_per_pixel"], e["pj_per_op"],
+                     *[round(e["categories_pj"].get(c, 0.0) / e["output_pixels"], 2)
+                       for c in cats], "pass" if e["passed"] else "FAIL"])
+    return lines + _table(["app", "arch", "pJ / pixel", "pJ / op",
+                           *[f"{c} pJ/px" for c in cats], "gate-level run"], rows)
 
 
 def table_7_3_7_4(res: dict) -> list[str]:
@@ -372,6 +474,134 @@ def figure_7_5(res: dict, img: Path, doc_dir: Path) -> list[str]:
     return lines
 
 
+DATA = ROOT / "docs" / "data"
+FPGA_DOC = ROOT / "docs" / "fpga.md"
+# the headings fpga_sections() starts its sections with
+FPGA_HEADINGS = ("## The applications' FPGA designs", "## Thesis Figure 7.11")
+
+
+def _load(path: Path) -> dict | None:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def fpga_sections(data: Path = DATA) -> list[str]:
+    """The applications' FPGA designs and thesis Figure 7.11, from the records the FPGA
+    benches write (``bench/fpga_apps.py``: ``docs/data/fpga_apps.json``; ``bench/fig7_11.py``:
+    ``docs/data/fig7_11.json``). Synthesis, place and route take an hour for every app, so
+    ``make evaluate`` renders the last records rather than rerunning them."""
+    apps, fig = _load(data / "fpga_apps.json"), _load(data / "fig7_11.json")
+    lines: list[str] = []
+    if apps:
+        lines += ["## The applications' FPGA designs (thesis Table 6.1 BRAM + LUTs, §6.3, §7.4)",
+                  "", "Each app's own FPGA design (`ubc fpga APP`, docs/fpga.md \"Applications "
+                  "on the FPGA\"): its unified-buffer implementation and schedule as block RAM "
+                  "and registers driven by ubgen's controllers and the kernels as LUT/DSP "
+                  "datapaths, first run in Verilator (bit-exact against the golden, cycles of its "
+                  "own counter equal to the schedule's prediction), then Yosys and nextpnr on the "
+                  "LFE5U-85F (CABGA381, 100 MHz constraint, seed 1). LUT4 and FF are Yosys's "
+                  "counts including the pin wrapper (its FFs in brackets); Fmax is nextpnr's "
+                  "after routing; minutes: the whole flow's wall time on the shared 2-core machine "
+                  "(with the CPU minutes of its processes and the load average where recorded: "
+                  "other jobs ran beside it; `bench/fpga_apps.py`).", ""]
+        lines += fpga_apps_table(apps) + [""]
+    if fig:
+        lines += ["## Thesis Figure 7.11: time per output value", "",
+                  f"Runtime divided by the output values (thesis §7.4). CGRA: the app's cycles "
+                  f"on the generated array (measured by `make sim` where a record exists, else "
+                  f"the schedule's prediction, which `make sim` and `make regress` measure "
+                  f"equal) at the thesis's stated clock of {fig['thesis_clock_mhz']:.0f} MHz "
+                  f"(its 16 nm ASIC, §7.1; not timed here). FPGA: the app's FPGA design at its "
+                  f"routed Fmax (above). CPU: the same pipeline in Halide (PyPI `halide`, JIT) on "
+                  f"this machine ({fig['cpu']}) with Halide's default schedule (every stage "
+                  f"inlined, one thread) and with the {fig.get('autoscheduler', 'auto')} "
+                  f"autoscheduler's, the least CPU time of {fig['reps']} runs "
+                  f"(`bench/fig7_11.py`). Figure 7.10 (energy per "
+                  f"operation on the FPGA) needs a vendor power model of the device, which the "
+                  f"open tools do not have: not reproduced.", "",
+                  "![Figure 7.11](img/fig7_11_time_per_pixel.png)", ""]
+        lines += fig7_11_table(fig) + [""]
+    return lines
+
+
+def fpga_apps_table(apps: dict) -> list[str]:
+    """Every app's FPGA record (``docs/data/fpga_apps.json``) as a table, then its notes."""
+    lines = ["| app | LUT4 | FF (wrapper) | BRAM | DSP | Fmax MHz | cycles | outputs | "
+             "ns / output | minutes |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for app, r in apps.items():
+        if "error" in r:
+            lines.append(f"| {app} | {r['error']} | | | | | | | | {r['minutes']} |")
+            continue
+        lines.append(f"| {app} | {r['luts']} | {r['ffs']} ({r['wrapper_ffs']}) | "
+                     f"{r['brams']} | {r['dsps']} | {r['fmax_mhz']:.1f} | "
+                     f"{r['cycles_measured']} | {r['pixels']} | {r['ns_per_pixel']:.2f} | "
+                     f"{_minutes(r)} |")
+    notes = [f"{app}: {r['note']}." for app, r in apps.items() if r.get("note")]
+    return lines + ([""] + notes if notes else [])
+
+
+def replace_marked(text: str, marker: str, lines: list[str]) -> str:
+    """``text`` with what lies between the lines ``<!-- marker -->`` and ``<!-- /marker -->``
+    replaced by ``lines``; ValueError when the pair is missing."""
+    start, end = f"<!-- {marker} -->\n", f"<!-- /{marker} -->"
+    i = text.find(start)
+    j = text.find(end, i + len(start)) if i >= 0 else -1
+    if i < 0 or j < 0:
+        raise ValueError(f"no {start.strip()} ... {end} pair")
+    return text[:i + len(start)] + "\n".join(lines) + "\n" + text[j:]
+
+
+def render_fpga_only(out: Path = OUT, doc: Path = FPGA_DOC, data: Path = DATA) -> None:
+    """Re-render only what comes from the FPGA benches' records, without the sweep: the FPGA
+    sections at the end of the evaluation document ``out`` (replaced, or appended) and the
+    marked tables of docs/fpga.md (``FPGA-APP-TABLE``, ``FIG-7-11-TABLE``)."""
+    text = out.read_text()
+    cut = [i for i in (text.find("\n" + h) for h in FPGA_HEADINGS) if i >= 0]
+    head = text[:min(cut)] if cut else text
+    out.write_text(head.rstrip() + "\n\n" + "\n".join(fpga_sections(data)).rstrip() + "\n")
+    sync_fpga_doc(doc, data)
+
+
+def sync_fpga_doc(doc: Path = FPGA_DOC, data: Path = DATA) -> None:
+    """The marked tables of docs/fpga.md (``FPGA-APP-TABLE``, ``FIG-7-11-TABLE``) from the FPGA
+    benches' records, as the evaluation document renders them."""
+    apps, fig = _load(data / "fpga_apps.json"), _load(data / "fig7_11.json")
+    md = doc.read_text()
+    if apps:
+        md = replace_marked(md, "FPGA-APP-TABLE", fpga_apps_table(apps))
+    if fig:
+        md = replace_marked(md, "FIG-7-11-TABLE", fig7_11_table(fig))
+    doc.write_text(md)
+
+
+def fig7_11_table(fig: dict) -> list[str]:
+    """The time per output value of every app (``docs/data/fig7_11.json``) as a table."""
+    lines = ["| app | outputs | CGRA cycles | CGRA ns @ 900 MHz (thesis clock) | FPGA ns (ECP5, "
+             "routed Fmax) | CPU ns, Halide default | CPU ns, Halide autoscheduled | FPGA / "
+             "CGRA | CPU autoscheduled / CGRA |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in fig["rows"]:
+        cyc = (f"{r['cycles_measured']} measured ({r['sim_arch']})"
+               if "cycles_measured" in r else f"{r['cycles_predicted']} predicted")
+        f, c, a = r.get("fpga_ns"), r.get("cpu_ns"), r.get("cpu_auto_ns")
+        lines.append(f"| {r['app']} | {r['pixels']} | {cyc} | {r['cgra_ns']:.2f} | "
+                     f"{_fmt_ns(f)} | {_fmt_ns(c)} | {_fmt_ns(a)} | "
+                     f"{_ratio(f, r['cgra_ns'])} | {_ratio(a, r['cgra_ns'])} |")
+    return lines
+
+
+def _minutes(r: dict) -> str:
+    """Wall minutes of an app's flow, its CPU minutes when recorded, a pointer to its note."""
+    cpu = f" ({r['cpu_minutes']} CPU, load {r['load']})" if "cpu_minutes" in r else ""
+    return f"{r['minutes']}{cpu}{' (note)' if r.get('note') else ''}"
+
+
+def _fmt_ns(v) -> str:
+    return "—" if v is None else f"{v:.2f}"
+
+
+def _ratio(a, b) -> str:
+    return "—" if a is None else f"{a / b:.1f}x"
+
+
 def render(res: dict, area: dict, img: Path, out: Path, seconds: float, workers: str) -> str:
     lines = ["# Evaluation (thesis ch. 7, paper §VI)", "",
              "Generated by `make evaluate` (`compiler/sweep/evaluate.py`); do not edit by hand. "
@@ -382,8 +612,10 @@ def render(res: dict, area: dict, img: Path, out: Path, seconds: float, workers:
              "known, why.", "",
              f"Last run: {len(res)} points + the area task on {workers}, "
              f"{seconds:.0f} s wall time (cached points are not recomputed).", ""]
-    lines += table_iv(res) + table_pnr(res) + table_vi_vii(res) + table_7_2(area) + table_7_3_7_4(res)
-    lines += table_7_8(res) + figure_7_5(res, img, out.parent)
+    energy = json.loads(ENERGY_JSON.read_text()) if ENERGY_JSON.exists() else None
+    lines += table_iv(res) + table_pnr(res) + table_vi_vii(res) + table_7_2(area)
+    lines += energy_sections(energy) + table_7_3_7_4(res)
+    lines += table_7_8(res) + figure_7_5(res, img, out.parent) + fpga_sections()
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -427,6 +659,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--out", default=str(OUT), help="the Markdown file (docs/evaluation.md)")
     ap.add_argument("--img", default=str(IMG), help="directory of the Figure 7.5 plots")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--fpga-only", action="store_true",
+                    help="only re-render the FPGA sections of OUT and the tables of "
+                    "docs/fpga.md from docs/data/ (the FPGA benches' records; no sweep)")
 
 
 def run_from_args(args) -> int:
@@ -435,6 +670,17 @@ def run_from_args(args) -> int:
     if not out.resolve().parent.is_dir():
         print(f"evaluate: error: directory {out.parent} does not exist", file=sys.stderr)
         return 2
+    if args.fpga_only:
+        if not out.is_file():
+            print(f"evaluate: error: {out} does not exist", file=sys.stderr)
+            return 2
+        try:
+            render_fpga_only(out)
+        except ValueError as e:
+            print(f"evaluate: error: {FPGA_DOC}: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote the FPGA sections of {out} and the tables of {FPGA_DOC}")
+        return 0
     cache = Cache(None if args.no_cache else (args.cache or DEFAULT_DIR))
     try:
         seconds = evaluate(args.workers, args.scheduler, cache, out, Path(args.img),
@@ -442,6 +688,8 @@ def run_from_args(args) -> int:
     except SweepError as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
         return 2
+    if out.resolve() == OUT.resolve():
+        sync_fpga_doc()
     print(f"wrote {out} and the Figure 7.5 plots in {args.img}")
     print(f"evaluate: wall time {seconds:.1f} s ({cache.hits} points from the cache)")
     return 0

@@ -25,8 +25,14 @@ the flow and records its figures in ``point.metrics``. What exists today:
 
 * ``pnr``: place and route of the netlist (``compiler.backend.pnr``; docs/pnr.md):
   ``place_seconds``, ``route_seconds``, ``wirelength``, ``pipeline_registers``,
-  ``register_pes``, ``max_comb_hops``, ``bitstream_words``, ``pnr_check``; not run for a
-  netlist that does not fit.
+  ``register_pes``, ``max_comb_hops``, ``bitstream_words``, ``tile_area_um2``, ``pnr_check``;
+  not run for a netlist that does not fit; a design the placer or router cannot fit (register
+  PEs the netlist does not count, no route) does not fit either (resource ``place and route``);
+* ``sim`` (optional): the design confirmed on the RTL, end to end in Verilator (the job of
+  ``make sim``; :func:`stage_sim` imports the simulator lazily: the compiler never imports
+  ``sim``): ``sim_passed``, ``cycles_measured``, ``sim_seconds``, ``session_cycles``,
+  ``run_cycles``, ``run_cycles_per_s``, ``verilator_build_seconds``; a failed run is the
+  point's error (``error_kind`` ``check``, not cached).
 
 Without the netlist stage ``pes`` is ``None`` with the note :data:`PES_PENDING` and ``fits``
 checks what the mapping knows. A later stage (place and route, simulation) is one more function
@@ -73,7 +79,9 @@ RESULT_KEYS = frozenset({
     "register_file_banks", "pub_mems", "register_file_tiles", "ios", "cycles_predicted",
     "register_stages", "fits", "out_of", "fit", "seconds",
     "notes", "code", "cached", "key", "refused", "place_seconds", "route_seconds", "wirelength",
-    "pipeline_registers", "register_pes", "max_comb_hops", "bitstream_words", "pnr_check"})
+    "pipeline_registers", "register_pes", "max_comb_hops", "bitstream_words", "pnr_check",
+    "tile_area_um2", "sim_passed", "cycles_measured", "sim_seconds", "session_cycles",
+    "run_cycles", "run_cycles_per_s", "verilator_build_seconds", "traceback"})
 
 
 class PointError(ValueError):
@@ -260,21 +268,66 @@ def stage_netlist(pt: Point) -> None:
 def stage_pnr(pt: Point) -> None:
     """Place and route the netlist (``compiler.backend.pnr.place_and_route``, seed 0; paper §V
     "Finishing Steps", docs/pnr.md): ``place_seconds``, ``route_seconds``, ``wirelength``,
-    ``pipeline_registers``, ``register_pes``, ``max_comb_hops``, ``bitstream_words`` and the
-    bitstream checker's verdict ``pnr_check``. A netlist that does not fit the array is not
+    ``pipeline_registers``, ``register_pes``, ``max_comb_hops``, ``bitstream_words`` (the
+    configuration words), ``tile_area_um2`` (the area of the tiles the design occupies,
+    ``ubgen.areas``; None for an arch whose tiles were never measured) and the bitstream
+    checker's verdict ``pnr_check``. A netlist that does not fit the array is not
     placed (the point is "does-not-fit" with the resources that ran out); a design that cannot
     be routed fails the point with the router's one-line error."""
+    from ..backend.pnr import PnRError
     if pt.netlist is None:
         raise PointError("the pnr stage needs the netlist stage")
     if any(need > have for need, have in pt.resources.values()):
         pt.notes.append("pnr: not run: the netlist does not fit the array")
         return
-    s = pt.run("pnr").pnr.summary()
+    try:
+        s = pt.run("pnr").pnr.summary()
+    except PnRError as e:        # e.g. register PEs the netlist does not count: does not fit
+        pt.notes.append(f"pnr: {str(e).splitlines()[0]}")
+        pt.resources = dict(pt.resources, **{PNR_RESOURCE: (1, 0)})
+        return
     pt.metrics.update({k: s[k] for k in PNR_KEYS}, pnr_check=s["check"])
 
 
+PNR_RESOURCE = "place and route"      # the pseudo-resource of a design that does not route
+
+
+class CheckFailed(RuntimeError):
+    """A check of a stage failed (the simulation's output or cycles): reported as the point's
+    error, never cached (a rerun retries it)."""
+
+
+def stage_sim(pt: Point) -> None:
+    """End to end on the generated RTL (docs/simulation.md, the job of ``make sim``): the
+    placed and routed design's bundle run on ``cgra_top`` in Verilator, bit-exact against the
+    golden with the measured cycles equal to the prediction. The simulator is imported here,
+    not at module level: the compiler does not depend on ``sim``, the sweep sits on top of
+    both (docs/design.md §2). Figures: ``sim_passed``, ``cycles_measured``, ``sim_seconds``
+    (the host session), ``session_cycles``, ``run_cycles``, ``run_cycles_per_s``,
+    ``verilator_build_seconds``; a failed run fails the point (:class:`CheckFailed`). Not run
+    for a design that does not fit or route."""
+    if pt.flow is None or pt.flow.pnr is None:
+        if any(need > have for need, have in (pt.resources or {}).values()):
+            pt.notes.append("sim: not run: the design does not fit the array")
+            return
+        raise PointError("the sim stage needs the pnr stage")
+    from sim.array_run import model_for, run_bundle
+    bundle = pt.run("bundle").bundle
+    model = model_for(pt.arch)
+    res = run_bundle(bundle, pt.arch, model=model)
+    run = res.get("stages", {}).get("run", {})
+    pt.metrics.update(sim_passed=res["passed"], cycles_measured=res["cycles_measured"],
+                      sim_seconds=res["sim_seconds"], session_cycles=res.get("sim_cycles"),
+                      run_cycles=run.get("cycles"),
+                      run_cycles_per_s=round(run["cycles"] / run["seconds"])
+                      if run.get("seconds") else None,
+                      verilator_build_seconds=model["verilator_build_seconds"])
+    if not res["passed"]:
+        raise CheckFailed("; ".join(res["failures"]))
+
+
 PNR_KEYS = ("place_seconds", "route_seconds", "wirelength", "pipeline_registers",
-            "register_pes", "max_comb_hops", "bitstream_words")
+            "register_pes", "max_comb_hops", "bitstream_words", "tile_area_um2")
 
 # The stages a point can run, in flow order. A new stage is one entry here: a function of the
 # Point that reads what earlier stages left (pt.program, pt.schedule, pt.impls, ...) and sets
@@ -284,7 +337,10 @@ STAGES: dict[str, Callable[[Point], None]] = {
     "map": stage_map,
     "netlist": stage_netlist,
     "pnr": stage_pnr,
+    "sim": stage_sim,
 }
+# Stages that need an earlier one in the same run (the stage reads what it leaves).
+REQUIRES: dict[str, str] = {"sim": "pnr"}
 
 
 def glb_words(program) -> int:
@@ -381,6 +437,9 @@ def _evaluate_on(app: str, params: dict, stages, arch_name: str | None) -> dict:
         except _user_errors() as e:
             _record(result, pt, name, time.perf_counter() - t0)
             return _failed(result, name, e, "user")
+        except CheckFailed as e:    # a failed check: reported, not cached
+            _record(result, pt, name, time.perf_counter() - t0)
+            return _failed(result, name, e, "check")
         except Exception as e:      # an internal error: reported, never raised, not cached
             _record(result, pt, name, time.perf_counter() - t0)
             result["traceback"] = traceback.format_exc(limit=-3)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from cocotb.triggers import ReadOnly, RisingEdge
+from cocotb.triggers import Lock, ReadOnly, RisingEdge
 
 OKAY, SLVERR = 0, 2
 LIMIT = 200                   # clock cycles any one handshake may take before it is a hang
@@ -24,6 +24,7 @@ class RawHost:
     def __init__(self, dut, plan: dict, rng: random.Random, gaps: bool = True):
         self.dut, self.plan, self.rng, self.gaps = dut, plan, rng, gaps
         self.transactions = 0
+        self.lock = Lock()
         for name in ("awvalid", "wvalid", "bready", "arvalid", "rready", "awprot", "arprot"):
             self._set(name, 0)
 
@@ -46,6 +47,17 @@ class RawHost:
 
     async def raw_write(self, addr: int, value: int, strb: int = 0xF,
                         order: str | None = None) -> int:
+        """One write (one at a time: coroutines sharing the host take turns)."""
+        async with self.lock:
+            return await self._raw_write(addr, value, strb, order)
+
+    async def raw_read(self, addr: int) -> tuple[int, int]:
+        """One read; returns (RRESP, RDATA) (one at a time, as :meth:`raw_write`)."""
+        async with self.lock:
+            return await self._raw_read(addr)
+
+    async def _raw_write(self, addr: int, value: int, strb: int = 0xF,
+                         order: str | None = None) -> int:
         """One write; ``order``: ``aw_first``, ``w_first`` or ``together`` (random if None).
         Returns BRESP."""
         order = order or self.rng.choice(["aw_first", "w_first", "together"])
@@ -82,8 +94,7 @@ class RawHost:
         self.transactions += 1
         return resp
 
-    async def raw_read(self, addr: int) -> tuple[int, int]:
-        """One read; returns (RRESP, RDATA)."""
+    async def _raw_read(self, addr: int) -> tuple[int, int]:
         self._set("araddr", addr)
         self._set("arvalid", 1)
         for _ in range(LIMIT):

@@ -16,7 +16,7 @@ from cocotb.triggers import ReadOnly, RisingEdge
 
 from ubgen.regmap import RegisterMap
 
-from .pub_cases import Case, register_values
+from .pub_cases import Case, Encoder, register_values
 
 
 def junk(cycle: int, port: int) -> int:
@@ -129,12 +129,13 @@ async def check_error(dut, regmap: RegisterMap, expect: bool, tile: int | None =
         assert await cfg_read(dut, offset, tile) == 0, "error not cleared by writing 1"
 
 
-async def run_case(dut, case: Case, regmap: RegisterMap, layouts: dict, ins: dict, outs: dict,
-                   tiles: list[int] | None = None) -> None:
-    """Reset, configure (every chained tile with its own ``tile_id``), run and check a case."""
+async def run_case(dut, case: Case, regmap: RegisterMap, encode: Encoder, ins: dict,
+                   outs: dict, tiles: list[int] | None = None) -> None:
+    """Reset, configure (every chained tile with its own ``tile_id``; ``encode``: the block's
+    controller encoder), run and check a case."""
     await start(dut)
     for tile in tiles or [None]:
-        writes = register_values(case, layouts, regmap, tile_id=tile)
+        writes = register_values(case, encode, regmap, tile_id=tile)
         await configure(dut, regmap, writes, case.window, tile)
     rec = await run_streams(dut, case, ins, outs)
     check_streams(case, rec)

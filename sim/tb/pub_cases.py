@@ -14,8 +14,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from ubgen.controller import AffineMap, ControllerConfig, encode_controller
+from typing import Callable
+
+from ubgen.controller import AffineMap, ControllerConfig
 from ubgen.regmap import RegisterMap
+
+Encoder = Callable[[dict[str, ControllerConfig]], dict[str, int]]
 
 
 @dataclass
@@ -38,24 +42,22 @@ def ctl(extents, start, strides, **addrs) -> ControllerConfig:
                             {ag: AffineMap(s, tuple(st)) for ag, (s, st) in addrs.items()})
 
 
-def case_registers(case: Case, layouts: dict, tile_id: int | None = None) -> dict[str, int]:
-    """A case's register values by name: every controller (unused ones disabled) encoded by
-    :func:`encode_controller`, then the block registers (and ``tile_id`` when given)."""
-    values = {}
-    for name, layout in layouts.items():
-        values.update(encode_controller(case.configs.get(name, ControllerConfig.disabled()),
-                                        layout))
+def case_registers(case: Case, encode: Encoder, tile_id: int | None = None) -> dict[str, int]:
+    """A case's register values by name: every controller (unused ones disabled) encoded by the
+    block's encoder (``ubgen.pub.encode_pub`` / ``ubgen.dpbuf.encode_dpbuf`` with the block's
+    parameters), then the block registers (and ``tile_id`` when given)."""
+    values = dict(encode(case.configs))
     values.update(case.regs)
     if tile_id is not None:
         values["tile_id"] = tile_id
     return values
 
 
-def register_values(case: Case, layouts: dict, regmap: RegisterMap,
+def register_values(case: Case, encode: Encoder, regmap: RegisterMap,
                     tile_id: int | None = None) -> list[tuple[int, int]]:
     """Configuration bus writes for a case (:func:`case_registers` through
     :meth:`RegisterMap.writes`)."""
-    return regmap.writes(case_registers(case, layouts, tile_id))
+    return regmap.writes(case_registers(case, encode, tile_id))
 
 
 def image(w: int, h: int, seed: int) -> list[list[int]]:
@@ -162,17 +164,20 @@ def transpose() -> Case:
 
     Needs four TB slots (a whole 4x4 block is live at once; with two slots the SRAM would have
     to deliver one wide word per output word), so this case runs on a PUB with tb_depth = 4.
-    The matrix is written row-major; after the last write (cycle 64) sram2tb fetches the four
-    rows of block (xo, yo) at 66 + yi + 16yo + 32xo into TB slot yi, and tb2out reads TB word
-    4yi + xi at 68 + yi + 4xi + 16yo + 32xo.
+    A fetched word goes to the TB slot of its SRAM address's low bits, so the matrix is
+    written row-major with a row pitch of 3 wide words (odd: four stacked rows 3yi + xo land in
+    four different slots (3yi + xo) mod 4). After the last write (cycle 64) sram2tb fetches
+    the four rows of block (xo, yo) at 66 + yi + 16yo + 32xo, and tb2out reads TB word
+    4((3yi + xo) mod 4) + xi, i.e. (12yi + xi + 4xo) mod 16, at 68 + yi + 4xi + 16yo + 32xo.
     """
     n = 8
     img = image(n, n, seed=14)
     cfg = {
         "in2agg_0": ctl((8, 8), 0, (1, 8), agg=(0, (1, 0))),
-        "agg2sram_0": ctl((2, 8), 4, (4, 8), agg=(0, (1, 0)), sram=(0, (1, 2))),
-        "sram2tb_0": ctl((4, 2, 2), 66, (1, 16, 32), sram=(0, (2, 8, 1)), tb=(0, (1, 0, 0))),
-        "tb2out_0": ctl((4, 4, 2, 2), 68, (1, 4, 16, 32), tb=(0, (4, 1, 0, 0))),
+        "agg2sram_0": ctl((2, 8), 4, (4, 8), agg=(0, (1, 0)), sram=(0, (1, 3))),
+        "sram2tb_0": ctl((4, 2, 2), 66, (1, 16, 32), sram=(0, (3, 12, 1)),
+                         tb=(0, (3, 0, 1))),
+        "tb2out_0": ctl((4, 4, 2, 2), 68, (1, 4, 16, 32), tb=(0, (12, 1, 0, 4))),
     }
     exp = {0: [(68 + t, img[r][c]) for t, (r, c, _) in enumerate(transpose_stream(n))]}
     return Case("transpose", cfg, {0: raster_input(img)}, exp, _horizon(exp))
@@ -283,3 +288,33 @@ DP_CASES = {c.name: c for c in (dp_delay(), dp_delay(stall=0.3))}
 
 __all__ = ["Case", "ctl", "case_registers", "register_values", "PUB_CASES", "TB4_CASES", "DP_CASES",
            "chained_delay", "transpose_stream"]
+
+
+# --- stimuli of the energy comparison (sim/energy/blocks.py, docs/energy.md): the 3x3
+# convolution's line buffer of docs/design.md §4 on the PUB, and the same two row delays on
+# dual-port buffers (one DP-SRAM + AG per delayed output, thesis Table 7.3), each on a random and
+# on an all-zero image (the negative control: no data toggles).
+
+def _zero_image(case: Case) -> Case:
+    zero = {p: {c: 0 for c in s} for p, s in case.inputs.items()}
+    exp = {q: [(c, 0) for c, _ in s] for q, s in case.expected.items()}
+    return Case(case.name + "_zero", case.configs, zero, exp, case.horizon, case.regs,
+                case.window, seed=case.seed)
+
+
+def dp_line(delay: int) -> Case:
+    """DP-SRAM + AG: one output of the 3x3 convolution's line buffer, the 64x64 image of the
+    PUB fixture delayed by ``delay`` cycles: write pixel x + 64y at that cycle to address
+    (x + 64y) mod 2048, read it at delay - 1 + x + 64y (data out at delay + x + 64y)."""
+    img = image(64, 64, seed=11)
+    cfg = {"wr": ctl((64, 64), 0, (1, 64), addr=(0, (1, 64))),
+           "rd": ctl((64, 64), delay - 1, (1, 64), addr=(0, (1, 64)))}
+    exp = {0: delayed(img, delay)}
+    return Case(f"dp_line{delay}", cfg, {0: raster_input(img)}, exp, _horizon(exp), seed=9)
+
+
+ENERGY_PUB_CASES = {c.name: c for c in (gaussian_line_buffer(),
+                                        _zero_image(gaussian_line_buffer()))}
+ENERGY_DP_CASES = {c.name: c for c in (dp_line(64), dp_line(128), _zero_image(dp_line(64)),
+                                       _zero_image(dp_line(128)))}
+__all__ += ["ENERGY_PUB_CASES", "ENERGY_DP_CASES"]

@@ -1,30 +1,33 @@
 """The end-to-end cocotb testbench (docs/simulation.md): one application's bundle
-(:mod:`sim.bundle`) run on ``cgra_top`` through its AXI4-Lite port, exactly as a host driver
-does it (cocotbext-axi ``AxiLiteMaster``, docs/top.md "A host run"):
+(:mod:`sim.bundle`) run on ``cgra_top`` exactly as a host driver does it (docs/top.md "A host
+run"): the bulk data in bursts on the AXI4 port (cocotbext-axi ``AxiMaster``), the control
+registers over AXI4-Lite (``AxiLiteMaster``):
 
-1. configure: write every bitstream word, then read every configured register back and compare
-   (the last value written to each address);
-2. load: write the input words into the global buffer at the bundle's words;
-3. run: write ``DONE_CYCLE``, write ``START`` = 1, poll ``DONE`` (every 256 cycles); read
-   ``CYCLE``, ``ERROR`` and the performance counters ``FIRST_WRITE``, ``LAST_WRITE``,
-   ``WRITES``; write ``START`` = 0;
-4. read back: read every expected output word from the global buffer and compare bit for bit.
+1. configure: write the bitstream, each stretch of consecutive registers one burst, then read
+   every configured register back in bursts and compare (the last value written to each
+   address);
+2. load: write the input words into the global buffer's row window (four words per beat);
+3. run: write ``DONE_CYCLE``, write ``START`` = 1, wait until ``DONE_CYCLE`` has passed (a
+   timer: no Python per clock cycle) and poll ``DONE``; read ``CYCLE``, ``ERROR`` and the
+   performance counters ``FIRST_WRITE``, ``LAST_WRITE``, ``WRITES``; write ``START`` = 0;
+4. read back: read every expected output word from the row window and compare bit for bit.
 
 Run by :func:`sim.array_run.run_bundle`, which passes the job (bundle and the host's addresses
 from the exported address map) in ``UBGEN_E2E_JOB``; the testbench writes what it observed to
-``UBGEN_E2E_RESULT`` (the verdict is :func:`sim.array_run.verdict`'s) and fails the cocotb test
-when the run does not pass.
+``UBGEN_E2E_RESULT`` (the verdict is :func:`sim.array_run.verdict`'s), its progress to
+``UBGEN_E2E_PROGRESS`` (:class:`Progress`, shown live by :mod:`sim.progress`) and fails the
+cocotb test when the run does not pass.
 
-Host transactions are issued back to back (the master keeps several in flight; the slave
-serves one at a time), as a driver streaming a configuration would.
-
-With ``"stress": seed`` in the job, the same steps run on the bit-level master
-:class:`sim.tb.axil_raw.RawHost` (random AW/W orders, gaps and back-pressure) with random
-traffic woven in (:class:`Traffic`): random addresses over every region, random strobes, reads
-and writes while stopped and while running, ``STALL`` toggled during the run. Every access's
-response must be the one docs/top.md specifies (SLVERR for every rejected access), no handshake
-may hang, the configuration, the inputs and the scratch GLB words the traffic wrote must read
-back unchanged, and the application must still produce its exact output and cycles.
+With ``"stress": seed`` in the job (the reliability run), the same steps run on bit-level
+masters with random timing: the bulk steps on :class:`sim.tb.axi_raw.RawAxi` (random burst
+lengths and beat sizes, W before AW, gaps, B/R back-pressure) with random bursts woven in
+(:class:`sim.tb.burst_traffic.BurstTraffic`: crossing region ends, unaligned, narrow, refused,
+while stopped and while running), random AXI4-Lite traffic (:class:`Traffic`, on
+:class:`sim.tb.axil_raw.RawHost`) running concurrently on the other port, and ``STALL`` toggled
+during the run. Every response must be the one docs/top.md specifies (SLVERR for every
+rejected access), no handshake may hang, the configuration, the inputs and the scratch words
+both traffics wrote must read back unchanged, and the application must still produce its
+exact output and cycles.
 """
 from __future__ import annotations
 
@@ -34,15 +37,19 @@ import random
 import time
 
 import cocotb
-from cocotb.triggers import Timer
+from cocotb.triggers import ClockCycles, Timer
 from cocotb.utils import get_sim_time
 
+from .axi_raw import RawAxi, gather, split
 from .axil_raw import SLVERR, OKAY, BusHang, RawHost
-from .host import start_host
+from .burst_traffic import BurstTraffic
+from .host import read_glb, read_registers, readable, start_host, write_glb, write_registers
 
 SHOW = 5                  # mismatches kept in the result, per kind
 POLL_CYCLES = 256         # host poll period while waiting for DONE (a timer: no per-cycle
                           # Python callbacks, the model runs at its own speed)
+PROGRESS_SECONDS = 0.5    # wall time between progress reports during the run
+FINAL_POLL_CYCLES = 16    # poll period once DONE_CYCLE is reached
 CLOCK_NS = 10             # sim/tb/host.py's clock
 
 
@@ -51,52 +58,15 @@ def job() -> dict:
         return json.load(f)
 
 
-async def write_many(host, pairs, what: str, traffic=None) -> None:
-    """Write ``(address, value)`` pairs back to back; every response must be OKAY."""
-    if not hasattr(host, "axil"):
-        for a, v in pairs:
-            if traffic:
-                await traffic.maybe(running=False)
-            await host.write(a, v)
-            if traffic:
-                traffic.wrote(a, v)
-        return
-    events = [host.axil.init_write(a, int(v).to_bytes(4, "little")) for a, v in pairs]
-    for (a, _), ev in zip(pairs, events):
-        await ev.wait()
-        if int(ev.data.resp) != 0:
-            raise AssertionError(f"{what}: write {a:#010x} answered {ev.data.resp}")
-
-
 async def read_many(host, addresses, what: str, traffic=None) -> list[int]:
-    """Read ``addresses`` back to back; every response must be OKAY."""
-    if not hasattr(host, "axil"):
-        out = []
-        for a in addresses:
-            if traffic:
-                await traffic.maybe(running=False)
-            out.append(await host.read(a))
-        return out
-    events = [host.axil.init_read(a, 4) for a in addresses]
+    """Read ``addresses`` one by one over AXI4-Lite (the stress host), with random traffic
+    woven in; every response must be OKAY."""
     out = []
-    for a, ev in zip(addresses, events):
-        await ev.wait()
-        if int(ev.data.resp) != 0:
-            raise AssertionError(f"{what}: read {a:#010x} answered {ev.data.resp}")
-        out.append(int.from_bytes(ev.data.data, "little"))
+    for a in addresses:
+        if traffic:
+            await traffic.maybe(running=False)
+        out.append(await host.read(a))
     return out
-
-
-def readable(plan: dict):
-    """``addr -> bool``: not inside a write-only window (sim.bundle.write_only_ranges)."""
-    import bisect
-    ranges = sorted(plan.get("write_only", []))
-    starts = [a for a, _ in ranges]
-
-    def ok(addr: int) -> bool:
-        i = bisect.bisect_right(starts, addr) - 1
-        return i < 0 or addr > ranges[i][1]
-    return ok
 
 
 def cycle_now(dut) -> int:
@@ -111,16 +81,14 @@ class Traffic:
     address, read-only register, partial strobe, unaligned, GLB while running)."""
 
     def __init__(self, host: RawHost, plan: dict, bundle: dict, rng: random.Random,
-                 rate: float = 0.5):
+                 free: list[int], rate: float = 0.5):
         self.host, self.plan, self.rng, self.rate = host, plan, rng, rate
         can_read = readable(plan)
         self.target = {a: v for a, v in bundle["bitstream"] if can_read(a)}   # readable config
         self.bits: dict[int, int] = {}        # configuration words known to be in the top
         self.bit_addrs = sorted(self.target)
         self.inputs = {w: v for w, v in bundle["glb_inputs"]}
-        used = set(self.inputs) | {w for w, _ in bundle["glb_outputs"]}
-        words = plan["glb_words"]
-        self.free = [w for w in self.rng.sample(range(words), min(words, 64)) if w not in used]
+        self.free = list(free)               # GLB words no one else uses
         self.scratch: dict[int, int] = {}
         self.spans = {int(k): v for k, v in plan["tile_spans"].items()}
         self.ctrl = plan["control"]
@@ -141,6 +109,8 @@ class Traffic:
             return addr in names and not (write and self.access[names[addr]] == "ro")
         if addr >> 28 == p["glb_base"] >> 28:
             return not running and (addr - p["glb_base"]) // 4 < p["glb_words"]
+        if addr >> 28 == p["glb_rows_base"] >> 28:        # two words of a row, whole writes
+            return not running and (addr - p["glb_rows_base"]) // 8 < p["glb_words"] // 4
         if addr >> 31:
             tid = (addr >> p["tile_id_shift"]) & ((1 << 13) - 1)
             off = (addr & ((1 << p["tile_id_shift"]) - 1)) >> 2
@@ -169,7 +139,8 @@ class Traffic:
         if kind == 6:
             return r.randrange(1 << 32)
         if kind == 7:
-            return r.choice([0x2000_0000, 0x4000_0000, 0x7FFF_FFFC, 0x0FFF_FFFC])
+            return r.choice([p["glb_rows_base"] + 4 * r.randrange(p["glb_words"] // 2 + 8),
+                             0x3000_0000, 0x4000_0000, 0x7FFF_FFFC, 0x0FFF_FFFC])
         return self.random_address() + r.choice([1, 2, 3])     # unaligned
 
     def expect(self, what: str, got, want) -> None:
@@ -265,44 +236,161 @@ async def run_job(dut, j: dict, result: dict) -> None:
     result["completed"] = True
 
 
-class _Run:
-    """One job on the top: the host (AXI master or the raw stress host), the random traffic
-    (stress runs only) and the result being filled, one method per step."""
+class Progress:
+    """Progress lines for the parent process (``UBGEN_E2E_PROGRESS``: one JSON object a line,
+    flushed as written: stage, done, total, clock cycles so far), so ``make sim`` shows the
+    configure / load / run / read-back progress while the simulator runs."""
 
-    def __init__(self, dut, bundle: dict, plan: dict, host, traffic, result: dict):
+    def __init__(self, dut, path: str | None):
+        self.dut = dut
+        self.f = open(path, "a", buffering=1) if path else None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.f:
+            self.f.write(json.dumps({"stage": stage, "done": done, "total": total,
+                                     "cycle": cycle_now(self.dut),
+                                     "t": round(time.perf_counter(), 3)}) + "\n")
+
+
+CHUNK_WORDS = 4096        # GLB words per progress step of load and read back (a few bursts)
+
+
+class StressBulk:
+    """The bulk steps' burst engine of the reliability run (:class:`sim.tb.host.BurstEngine`):
+    the random-timing AXI4 master, each chunk cut into bursts of random lengths (and, for the
+    global buffer, random beat sizes: narrow bursts carry real data too), random bursts
+    (:class:`BurstTraffic`) woven in between."""
+
+    def __init__(self, axi: RawAxi, bursts: BurstTraffic, plan: dict, rng: random.Random):
+        self.axi, self.bursts, self.plan, self.rng = axi, bursts, plan, rng
+
+    def glb_row(self, word: int) -> int:
+        return self.plan["glb_rows_base"] + 2 * word
+
+    def _size(self, addr: int) -> int:
+        rows = addr >> 28 == self.plan["glb_rows_base"] >> 28
+        return self.rng.choice([3, 3, 3, 2, 1]) if rows else self.rng.choice([3, 3, 2])
+
+    async def write_bursts(self, chunks: list[tuple[int, bytes]], what: str) -> None:
+        for addr, data in chunks:
+            for b in split(addr, data, self.rng, self._size(addr),
+                           self.rng.choice([1, 4, 16, 256])):
+                await self.bursts.maybe(0.5)
+                resp = await self.axi.write(b)
+                if resp != OKAY:
+                    raise AssertionError(f"{what}: {b.describe()} answered {resp}")
+
+    async def read_bursts(self, chunks: list[tuple[int, int]], what: str) -> list[bytes]:
+        out = []
+        for addr, n in chunks:
+            bs = split(addr, n, self.rng, self._size(addr), self.rng.choice([1, 4, 16, 256]))
+            beats = []
+            for b in bs:
+                await self.bursts.maybe(0.5)
+                got = await self.axi.read(b)
+                if any(resp != OKAY for resp, _ in got):
+                    raise AssertionError(f"{what}: {b.describe()} answered "
+                                         f"{[resp for resp, _ in got]}")
+                beats.append(got)
+            out.append(gather(bs, beats, addr, n))
+        return out
+
+
+def free_words(plan: dict, bundle: dict, rng: random.Random, n: int) -> list[int]:
+    """``n`` (at most) random GLB words the application neither reads nor writes."""
+    used = {w for w, _ in bundle["glb_inputs"]} | {w for w, _ in bundle["glb_outputs"]}
+    words = plan["glb_words"]
+    return [w for w in rng.sample(range(words), min(words, n)) if w not in used]
+
+
+class _Run:
+    """One job on the top: the host (cocotbext-axi masters, or the raw stress masters), the
+    random traffic (stress runs only) and the result being filled, one method per step."""
+
+    def __init__(self, dut, bundle: dict, plan: dict, host, bulk, traffic, bursts,
+                 result: dict):
         self.dut, self.b, self.plan = dut, bundle, plan
-        self.host, self.traffic, self.result = host, traffic, result
+        self.host, self.bulk, self.result = host, bulk, result
+        self.traffic, self.bursts = traffic, bursts
         self.last: dict[int, int] = {}      # the configuration: address -> last value written
         self.addrs: list[int] = []          # the configured addresses that read back
+        self.progress = Progress(dut, os.environ.get("UBGEN_E2E_PROGRESS"))
+        self._background = None
 
     @classmethod
     async def start(cls, dut, j: dict, result: dict) -> "_Run":
-        b, plan = j["bundle"], j["plan"]
-        host = await start_host(dut, plan, axil=j.get("stress") is None)
-        traffic = None
-        if j.get("stress") is not None:
-            host = RawHost(dut, plan, random.Random(j["stress"]))
-            traffic = Traffic(host, plan, b, random.Random(j["stress"] + 1))
-            result["stress"] = traffic.counts
-        return cls(dut, b, plan, host, traffic, result)
+        b, plan, seed = j["bundle"], j["plan"], j.get("stress")
+        host = await start_host(dut, plan, axil=seed is None)
+        if seed is None:
+            return cls(dut, b, plan, host, host, None, None, result)
+        host = RawHost(dut, plan, random.Random(seed))
+        free = free_words(plan, b, random.Random(seed + 2), 128)
+        traffic = Traffic(host, plan, b, random.Random(seed + 1), free[:64])
+        bursts = BurstTraffic(RawAxi(dut, random.Random(seed + 3)), plan, b,
+                              random.Random(seed + 4), free[64:])
+        bulk = StressBulk(bursts.axi, bursts, plan, random.Random(seed + 5))
+        result["stress"], result["stress_bursts"] = traffic.counts, bursts.counts
+        return cls(dut, b, plan, host, bulk, traffic, bursts, result)
 
     def mark(self) -> tuple[float, int]:
+        self._cpu0 = time.process_time()
         return time.perf_counter(), cycle_now(self.dut)
 
     def stage(self, name: str, t0: float, c0: int, what: str) -> None:
         sec, cyc = time.perf_counter() - t0, cycle_now(self.dut) - c0
-        self.result["stages"][name] = {"seconds": round(sec, 2), "cycles": cyc}
+        self.result["stages"][name] = {"seconds": round(sec, 2), "cycles": cyc,
+                                       "cpu_seconds": round(time.process_time() - self._cpu0, 3)}
         self.result["log"].append(f"{name}: {what} ({sec:.1f} s, {cyc} clock cycles)")
+
+    # --- stress: AXI4-Lite traffic running beside the host's own steps
+    def background(self, on: bool, running: bool = False):
+        """Start (``on``) the random AXI4-Lite traffic that runs concurrently with the host's
+        steps (stress runs only; ``running``: a run is in progress), or return the coroutine
+        that stops it."""
+        if not self.traffic:
+            return None
+        if on:
+            self._stop_background = False
+
+            async def loop():
+                while not self._stop_background:
+                    await self.traffic.one(running=running)
+                    await ClockCycles(self.dut.clk, self.traffic.rng.randrange(1, 12))
+            self._background = cocotb.start_soon(loop())
+            return None
+
+        async def stop():
+            self._stop_background = True
+            await self._background
+        return stop()
+
+    async def bulk_step(self, coro):
+        """``coro`` (a bulk step), with the background traffic around it in stress runs."""
+        self.background(True)
+        try:
+            return await coro
+        finally:
+            stop = self.background(False)
+            if stop is not None:
+                await stop
 
     async def configure(self) -> None:
         """1. every bitstream word, then every readable configured register read back."""
         t0, c0 = self.mark()
         bits = [tuple(p) for p in self.b["bitstream"]]
-        await write_many(self.host, bits, "configure", self.traffic)
+        self.progress("configure", 0, 2 * len(bits))
+        await self.bulk_step(write_registers(self.bulk, bits, "configure"))
+        if self.traffic:                     # the configuration is in: the traffic may use it
+            for a, v in bits:
+                self.traffic.wrote(a, v)
+        self.progress("configure", len(bits), 2 * len(bits))
         self.last = dict(bits)
         can_read = readable(self.plan)
         self.addrs = sorted(a for a in self.last if can_read(a))    # windows are write-only
-        got = await read_many(self.host, self.addrs, "read back", self.traffic)
+        got = await self.bulk_step(read_registers(self.bulk, self.addrs, "read back"))
+        if self.bursts:
+            self.bursts.configured({a: self.last[a] for a in self.addrs})
+        self.progress("configure", 2 * len(bits), 2 * len(bits))
         bad = [(a, self.last[a], g) for a, g in zip(self.addrs, got) if g != self.last[a]]
         self.result["readback_mismatches"] = len(bad)
         self.result["readback_first"] = [f"{a:#010x}: wrote {w:#x}, read {g:#x}"
@@ -311,17 +399,23 @@ class _Run:
                                         f"back, {len(bad)} differ")
 
     async def load(self) -> None:
-        """2. the inputs into the global buffer (stress: the configuration and the inputs
-        read back after the traffic)."""
+        """2. the inputs into the global buffer (stress: then the configuration and the inputs
+        read back over AXI4-Lite, word by word, with the random traffic)."""
         host, b, traffic = self.host, self.b, self.traffic
         t0, c0 = self.mark()
-        await write_many(host, [(host.glb(w), v) for w, v in b["glb_inputs"]], "load", traffic)
+        ins = [tuple(p) for p in b["glb_inputs"]]
+        for k in range(0, len(ins), CHUNK_WORDS):
+            self.progress("load", k, len(ins))
+            await self.bulk_step(write_glb(self.bulk, ins[k:k + CHUNK_WORDS], "load"))
+        self.progress("load", len(ins), len(ins))
+        if self.bursts:
+            self.bursts.loaded()
         if traffic:
-            got = await read_many(host, self.addrs + [host.glb(w) for w, _ in b["glb_inputs"]],
+            got = await read_many(host, self.addrs + [host.glb(w) for w, _ in ins],
                                   "check", traffic)
-            want = [self.last[a] for a in self.addrs] + [v for _, v in b["glb_inputs"]]
+            want = [self.last[a] for a in self.addrs] + [v for _, v in ins]
             self.result["readback_mismatches"] += sum(g != w for g, w in zip(got, want))
-        self.stage("load", t0, c0, f"{len(b['glb_inputs'])} GLB words")
+        self.stage("load", t0, c0, f"{len(ins)} GLB words")
 
     async def run(self) -> bool:
         """3. ``DONE_CYCLE``, ``START``, poll ``DONE``, read the counters; False (with
@@ -332,6 +426,8 @@ class _Run:
         if traffic:
             traffic.done_value = b["done_cycle"]
         await host.write(host.ctrl("START"), 1)
+        if self.bursts:
+            self.bursts.running = True
         if not await self.wait_done(c0):
             return False
         if traffic and traffic.stalled:
@@ -340,36 +436,67 @@ class _Run:
         for name in ("CYCLE", "ERROR", "FIRST_WRITE", "LAST_WRITE", "WRITES"):
             result[name.lower()] = await host.read(host.ctrl(name))
         await host.write(host.ctrl("START"), 0)
+        if self.bursts:
+            self.bursts.running = False
+            self.bursts.ran()
         self.stage("run", t0, c0, f"DONE at CYCLE {result['cycle']}; ERROR {result['error']}; "
                                   f"{result['writes']} GLB writes, cycles "
                                   f"{result['first_write']}..{result['last_write']}")
         return True
 
     async def wait_done(self, c0: int) -> bool:
-        """Poll ``DONE`` (stress: with random traffic and ``STALL`` released at random)."""
+        """Poll ``DONE`` (stress: with random traffic on both ports and ``STALL`` released at
+        random). The host knows when the run should end: it sleeps (no Python per cycle) in
+        steps of about :data:`PROGRESS_SECONDS` of wall time until ``DONE_CYCLE``, reporting
+        progress, then polls every :data:`FINAL_POLL_CYCLES`."""
         host, traffic = self.host, self.traffic
-        limit = 2 * (self.b["done_cycle"] + 1000) + 10_000
+        done_cycle = self.b["done_cycle"]
+        limit = 2 * (done_cycle + 1000) + 10_000
+        step = POLL_CYCLES
+        fixed = int(os.environ.get("UBGEN_E2E_POLL", "0"))     # bench/sim_speed.py: poll-256
+        self.background(True, running=True)
         while True:
             if traffic:
-                for _ in range(traffic.rng.randrange(4)):
-                    await traffic.one(running=True)
+                for _ in range(self.bursts.rng.randrange(3)):
+                    await self.bursts.one()
                 if traffic.stalled and traffic.rng.random() < 0.5:
                     await host.write(host.ctrl("STALL"), 0)
                     traffic.stalled = 0
+            ran = cycle_now(self.dut) - c0
+            self.progress("run", min(ran, done_cycle), done_cycle)
             if await host.read(host.ctrl("DONE")):
+                stop = self.background(False)
+                if stop is not None:
+                    await stop
                 return True
-            if cycle_now(self.dut) - c0 > limit:
+            if ran > limit:
                 self.result["abort"] = f"DONE did not rise within {limit} clock cycles"
+                stop = self.background(False)
+                if stop is not None:
+                    await stop
                 return False
             if not traffic:
-                await Timer(POLL_CYCLES * CLOCK_NS, unit="ns")
+                t = time.perf_counter()
+                await Timer(step * CLOCK_NS, unit="ns")
+                rate = step / max(time.perf_counter() - t, 1e-6)
+                left = done_cycle - (cycle_now(self.dut) - c0)
+                if fixed:
+                    step = fixed
+                elif left > POLL_CYCLES:
+                    step = max(POLL_CYCLES, min(int(rate * PROGRESS_SECONDS), left))
+                else:
+                    step = max(left, FINAL_POLL_CYCLES)
 
     async def read_outputs(self) -> None:
         """4. every expected output word read from the global buffer and compared."""
-        host = self.host
         t0, c0 = self.mark()
-        outs = self.b["glb_outputs"]
-        got = await read_many(host, [host.glb(w) for w, _ in outs], "outputs", self.traffic)
+        outs = sorted(self.b["glb_outputs"])
+        got = []
+        for k in range(0, len(outs), CHUNK_WORDS):
+            self.progress("read back", k, len(outs))
+            got += await self.bulk_step(read_glb(self.bulk, [w for w, _ in outs[k:k + CHUNK_WORDS]],
+                                                 "outputs"))
+        self.progress("read back", len(outs), len(outs))
         bad = [(w, e, g) for (w, e), g in zip(outs, got) if g != e]
         self.result["output_mismatches"] = len(bad)
         self.result["output_first"] = [f"GLB word {w}: read {g:#06x}, expected {e:#06x}"
@@ -377,20 +504,28 @@ class _Run:
         self.stage("read back", t0, c0, f"{len(outs)} output words, {len(bad)} differ")
 
     async def check_after_traffic(self) -> None:
-        """Stress: the scratch words the traffic wrote, and the inputs, unchanged; the
-        traffic's wrong responses into the result."""
-        host, b, traffic, result = self.host, self.b, self.traffic, self.result
+        """Stress: the scratch words both traffics wrote (each read back over its own port)
+        and the inputs unchanged; the traffics' wrong responses into the result."""
+        host, b, traffic, bursts, result = (self.host, self.b, self.traffic, self.bursts,
+                                            self.result)
         words = sorted(traffic.scratch) + [w for w, _ in b["glb_inputs"]]
         got = await read_many(host, [host.glb(w) for w in words], "scratch")
         want = {**{w: v for w, v in b["glb_inputs"]}, **traffic.scratch}
         result["readback_mismatches"] += sum(g != want[w] for w, g in zip(words, got))
-        result["stress_mismatches"] = len(traffic.mismatches)
-        result["stress_first"] = traffic.mismatches[:SHOW]
+        mine = bursts.scratch_words()
+        got = await read_glb(self.bulk, sorted(mine), "burst scratch") if mine else []
+        result["readback_mismatches"] += sum(g != mine[w] for w, g in zip(sorted(mine), got))
+        wrong = traffic.mismatches + bursts.mismatches
+        result["stress_mismatches"] = len(wrong)
+        result["stress_first"] = wrong[:SHOW]
         result["log"].append(
-            f"stress: {traffic.counts['transactions']} random transactions "
+            f"stress: {traffic.counts['transactions']} random AXI4-Lite transactions "
             f"({traffic.counts['running']} while running), {traffic.counts['rejected']} "
-            f"rejected, {traffic.counts['reads_checked']} read values checked, "
-            f"{len(traffic.mismatches)} wrong responses")
+            f"rejected, {traffic.counts['reads_checked']} read values checked; "
+            f"{bursts.counts['bursts']} random bursts ({bursts.counts['beats']} beats, "
+            f"{bursts.counts['running']} while running, {bursts.counts['refused_beats']} read "
+            f"beats refused, {bursts.counts['reads_checked']} read beats checked); "
+            f"{len(wrong)} wrong responses")
 
 
 @cocotb.test()

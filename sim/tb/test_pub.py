@@ -13,10 +13,10 @@ from dataclasses import replace
 import cocotb
 
 from ubgen.arch import load_arch
-from ubgen.pub import pub_layouts, pub_regmap
+from ubgen.pub import encode_pub, pub_regmap
 
 from . import driver
-from .pub_cases import PUB_CASES, TB4_CASES
+from .pub_cases import ENERGY_PUB_CASES, PUB_CASES, TB4_CASES
 
 
 def params():
@@ -37,16 +37,20 @@ async def run_case(dut, case) -> None:
     for q in range(prm.output_ports):
         getattr(dut, f"chain_in_valid__{q}").value = 0
         getattr(dut, f"chain_in_data__{q}").value = 0
-    await driver.run_case(dut, case, pub_regmap(prm), pub_layouts(prm), *ports(dut, prm))
+    await driver.run_case(dut, case, pub_regmap(prm), lambda c: encode_pub(c, prm),
+                          *ports(dut, prm))
 
 
-def _case_test(cases: dict, name: str):
+def _case_test(cases: dict, name: str, test_name: str | None = None):
     async def test(dut):
         await run_case(dut, cases[name])
-    return cocotb.test(name=name)(test)
+    return cocotb.test(name=test_name or name)(test)
 
 
-# One cocotb test per case, named after it (the runner selects them by name).
+# One cocotb test per case, named after it (the runner selects them by name); the energy
+# stimuli (sim/energy/blocks.py) as energy_<case>.
 for _cases in (PUB_CASES, TB4_CASES):
     for _name in _cases:
         globals()[_name] = _case_test(_cases, _name)
+for _name in ENERGY_PUB_CASES:
+    globals()[f"energy_{_name}"] = _case_test(ENERGY_PUB_CASES, _name, f"energy_{_name}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import cocotb
 
 from ubgen.arch import load_arch
-from ubgen.pub import pub_layouts, pub_regmap
+from ubgen.pub import encode_pub, pub_regmap
 
 from . import driver
 from .pub_cases import chained_delay
@@ -17,5 +17,6 @@ from .test_pub import ports
 async def chain(dut):
     prm = load_arch("pub_small").pub
     case, tiles = chained_delay()
-    await driver.run_case(dut, case, pub_regmap(prm), pub_layouts(prm), *ports(dut, prm),
+    await driver.run_case(dut, case, pub_regmap(prm), lambda c: encode_pub(c, prm),
+                          *ports(dut, prm),
                           tiles=list(range(tiles)))

@@ -1,9 +1,10 @@
-"""The tiled job of the end-to-end testbench (docs/simulation.md "Tiled runs"): a tiled
-app's bundle (``compiler.backend.bundle.make_tiled_bundle``) run on ``cgra_top`` by the host
-runtime (:class:`sim.host.Accelerator`) over the AXI4-Lite port, as a board driver would: one
-configuration, then per tile load, run, read back, stitch. The whole outputs are compared bit
-for bit with the golden arrays; every run's counters are recorded (the verdict,
-:func:`sim.array_run.verdict`, requires each run's ``LAST_WRITE`` to be the predicted cycle).
+"""The tiled job of the end-to-end testbench (docs/simulation.md "Host runtime and tiled
+runs"): a tiled app's bundle (``compiler.backend.bundle.make_tiled_bundle``) run on
+``cgra_top`` by the host runtime (:class:`sim.host.Accelerator`) over the AXI4-Lite port, as a
+board driver would: one configuration, then per tile load, run, read back, stitch. The whole
+outputs are compared bit for bit with the golden arrays; every run's counters are recorded
+(the verdict, :func:`sim.array_run.verdict`, requires each run's ``LAST_WRITE`` to be the
+predicted cycle).
 
 Called by :func:`sim.tb.test_e2e.run_app` when the job is tiled; the job names the ``.npy``
 files of the whole input arrays and the expected outputs, and where to save the stitched
@@ -16,25 +17,24 @@ from cocotb.triggers import Timer
 
 from sim.host import Accelerator
 
-from .host import start_host
+from .host import readable, start_host
 
 CLOCK_NS = 10
 
 
 class AxiBus:
-    """The runtime's bus (:mod:`sim.host`) over the testbench's AXI4-Lite master: its
-    transactions issued back to back (``write_many``/``read_many`` of :mod:`.test_e2e`)."""
+    """The runtime's bus (:mod:`sim.host`) over the testbench's AXI4-Lite master
+    (:class:`sim.tb.host.Host`): 32-bit transactions issued back to back, each answered OKAY."""
 
     def __init__(self, host):
         self.host = host
 
     async def write_many(self, pairs) -> None:
-        from .test_e2e import write_many
-        await write_many(self.host, pairs, "host")
+        for a, v in pairs:
+            await self.host.write(a, v)
 
     async def read_many(self, addresses) -> list[int]:
-        from .test_e2e import read_many
-        return await read_many(self.host, addresses, "host")
+        return [await self.host.read(a) for a in addresses]
 
     async def wait(self, cycles: int) -> None:
         await Timer(cycles * CLOCK_NS, unit="ns")
@@ -42,7 +42,6 @@ class AxiBus:
 
 async def run_tiled_job(dut, j: dict, result: dict, show: int = 5) -> None:
     """Configure, run every tile, compare the stitched outputs (module docstring)."""
-    from .test_e2e import readable
     bundle, plan = j["bundle"], j["plan"]
     host = await start_host(dut, plan)
     acc = Accelerator(AxiBus(host), plan)

@@ -51,12 +51,33 @@ def _conv3x3(f: hl.Func, x, y, weights, name: str) -> hl.Func:
 
 
 def gaussian(img: np.ndarray) -> dict:
-    f, x, y = _input(img)
-    blur = _conv3x3(f, x, y, [[1, 2, 1], [2, 4, 2], [1, 2, 1]], "blur")
-    out = hl.Func("out")
-    out[x, y] = blur[x, y] >> 4
+    """The reference generator (Halide-to-Hardware apps/gaussian, gaussian_generator.cpp) as it
+    is written: uint8 input cast to int16, the float32 sigma = 1.5 weights, an int32 sum."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = to_hl(img.astype(np.uint8))
+    block, sigma = 3, 1.5
+    kernel_f = hl.Func("kernel_f")
+    kernel_f[x] = (hl.exp(-x * x / hl.f32(2 * sigma * sigma))
+                   / hl.f32(np.float32(np.sqrt(2 * np.pi)) * np.float32(sigma)))
+    total = None
+    for i in range(block):
+        for j in range(block):
+            p = kernel_f[i - block // 2] * kernel_f[j - block // 2]
+            total = p if total is None else p + total
+    kernel = hl.Func("kernel")
+    kernel[x, y] = hl.cast(U16, kernel_f[x - block // 2] * kernel_f[y - block // 2] * 256.0
+                           / total)
+    hw_input = hl.Func("hw_input")
+    hw_input[x, y] = hl.cast(S16, inp[x, y])
+    win = hl.RDom([(0, block), (0, block)])
+    blur_unnormalized = hl.Func("blur_unnormalized")
+    blur_unnormalized[x, y] = 0
+    blur_unnormalized[x, y] += hl.cast(U16, kernel[win.x, win.y] * hw_input[x + win.x,
+                                                                             y + win.y])
+    out = hl.Func("hw_output")
+    out[x, y] = hl.cast(hl.UInt(8), blur_unnormalized[x, y] / 256)
     w, h = img.shape
-    return {"output": realize(out, w - 2, h - 2)}
+    return {"output": realize(out, w - 2, h - 2).astype(np.uint16)}
 
 
 def cascade(img: np.ndarray) -> dict:
@@ -73,50 +94,89 @@ def cascade(img: np.ndarray) -> dict:
 
 
 def harris(img: np.ndarray) -> dict:
-    f, x, y = _input(img, S16)
-    gx = hl.Func("gx")
-    gy = hl.Func("gy")
-    gx[x, y] = hl.clamp(f[x + 2, y] - f[x, y] + 2 * (f[x + 2, y + 1] - f[x, y + 1])
-                        + f[x + 2, y + 2] - f[x, y + 2], -255, 255)
-    gy[x, y] = hl.clamp(f[x, y + 2] - f[x, y] + 2 * (f[x + 1, y + 2] - f[x + 1, y])
-                        + f[x + 2, y + 2] - f[x + 2, y], -255, 255)
+    """The reference generator (Halide-to-Hardware apps/harris, harris_generator.cpp) as it is
+    written: int8 input (the 8-bit image shifted by -128: Sobel gradients are differences),
+    int16 gradients clamped to +-255, int32 products, box sums and ``cim``, output
+    ``int8(255)``; returned as bytes (0xFF = 255)."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = to_hl((img.astype(np.int16) - 128).astype(np.int8))
+    padded16 = hl.Func("padded16")
+    padded16[x, y] = hl.cast(S16, inp[x + 3, y + 3])
+    p = padded16
+    gx_u = hl.cast(S16, -p[x - 1, y - 1] + p[x + 1, y - 1] - 2 * p[x - 1, y] + 2 * p[x + 1, y]
+                   - p[x - 1, y + 1] + p[x + 1, y + 1])
+    gy_u = hl.cast(S16, p[x - 1, y + 1] - p[x - 1, y - 1] + 2 * p[x, y + 1] - 2 * p[x, y - 1]
+                   + p[x + 1, y + 1] - p[x + 1, y - 1])
+    gx, gy = hl.Func("grad_x"), hl.Func("grad_y")
+    gx[x, y] = hl.clamp(gx_u, -255, 255)
+    gy[x, y] = hl.clamp(gy_u, -255, 255)
+    i32 = hl.Int(32)
     lxx, lyy, lxy = hl.Func("lxx"), hl.Func("lyy"), hl.Func("lxy")
-    lxx[x, y] = ((gx[x, y] >> 1) * (gx[x, y] >> 1)) >> 5
-    lyy[x, y] = ((gy[x, y] >> 1) * (gy[x, y] >> 1)) >> 5
-    lxy[x, y] = ((gx[x, y] >> 1) * (gy[x, y] >> 1)) >> 5
-    box = hl.RDom([(0, 3), (0, 3)])
+    lxx[x, y] = (hl.cast(i32, gx[x, y]) * hl.cast(i32, gx[x, y])) >> 7
+    lyy[x, y] = (hl.cast(i32, gy[x, y]) * hl.cast(i32, gy[x, y])) >> 7
+    lxy[x, y] = (hl.cast(i32, gx[x, y]) * hl.cast(i32, gy[x, y])) >> 7
+    box = hl.RDom([(-1, 3), (-1, 3)])
     sums = []
-    for name, l in (("sxx", lxx), ("syy", lyy), ("sxy", lxy)):
-        s = hl.Func(name)
-        s[x, y] = hl.sum(l[x + box.x, y + box.y]) >> 6
-        sums.append(s)
-    a, b, c = (s[x, y] for s in sums)
+    for name, l in (("lgxx", lxx), ("lgyy", lyy), ("lgxy", lxy)):
+        g = hl.Func(name)
+        g[x, y] = 0
+        g[x, y] += l[x + box.x, y + box.y]
+        sums.append(g[x, y] >> 6)
+    a, b, c = sums
     cim = hl.Func("cim")
-    cim[x, y] = a * b - c * c - (((a + b) * (a + b)) >> 4)
-    centre = cim[x + 1, y + 1]
-    is_max = centre >= 100
-    for dy in range(3):
-        for dx in range(3):
-            if (dx, dy) != (1, 1):
-                is_max = is_max & (centre > cim[x + dx, y + dy])
-    out = hl.Func("out")
-    out[x, y] = hl.select(is_max, hl.u16(255), hl.u16(0))
+    cim[x, y] = (a * b - c * c) - (((a + b) * (a + b)) >> 4)
+    is_max = cim[x, y] >= 100
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            if (dx, dy) != (0, 0):
+                is_max = is_max & (cim[x, y] > cim[x + dx, y + dy])
+    out = hl.Func("hw_output")
+    out[x, y] = hl.cast(hl.Int(8), hl.select(is_max, 255, 0))
     w, h = img.shape
-    return {"output": realize(out, w - 6, h - 6)}
+    return {"output": realize(out, w - 6, h - 6).astype(np.uint8).astype(np.uint16)}
 
 
 def unsharp(img: np.ndarray) -> dict:
-    f, x, y = _input(img)
-    taps = to_hl(np.array([1, 4, 6, 4, 1], dtype=np.uint16))
-    r = hl.RDom([(0, 5)])
-    by, bx = hl.Func("by"), hl.Func("bx")
-    by[x, y] = hl.sum(taps[r.x] * f[x, y + r.x])
-    bx[x, y] = hl.sum(taps[r.x] * by[x + r.x, y]) >> 8
-    out = hl.Func("out")
-    out[x, y] = hl.cast(U16, hl.clamp(2 * hl.cast(S16, f[x + 2, y + 2]) - hl.cast(S16, bx[x, y]),
-                                      0, 255))
-    w, h = img.shape
-    return {"output": realize(out, w - 4, h - 4)}
+    """The reference generator (Halide-to-Hardware apps/unsharp, unsharp_generator.cpp) as it
+    is written: uint8 RGB input, the float32 Gaussian weights, uint16 arithmetic."""
+    out = unsharp_funcs(to_hl(img.astype(np.uint8)))["hw_output"]
+    w, h, _ = img.shape
+    return {"output": realize(out, w - 4, h - 4).astype(np.uint16)}
+
+
+def unsharp_funcs(inp) -> dict[str, hl.Func]:
+    """The Funcs of the unsharp generator on ``inp`` (a uint8 ``[x, y, c]`` buffer or
+    ImageParam), by name (bench/app_ops.py schedules and lowers them)."""
+    x, y, c = hl.Var("x"), hl.Var("y"), hl.Var("c")
+    block, sigma = 5, 1.5
+    kernel_f = hl.Func("kernel_f")
+    kernel_f[x] = (hl.exp(-x * x / hl.f32(2 * sigma * sigma))
+                   / hl.f32(np.float32(np.sqrt(2 * np.pi)) * np.float32(sigma)))
+    total = kernel_f[-(block // 2)]
+    for i in range(1, block):
+        total = kernel_f[i - block // 2] + total
+    kernel = hl.Func("kernel")
+    kernel[x] = hl.cast(U16, kernel_f[x] * 255 / total)
+    hw_input = hl.Func("hw_input")
+    hw_input[x, y, c] = hl.cast(U16, inp[x, y, c])
+    gray = hl.Func("gray")
+    gray[x, y] = hl.cast(hl.UInt(8), (77 * hl.cast(U16, hw_input[x, y, 0])
+                                      + 150 * hl.cast(U16, hw_input[x, y, 1])
+                                      + 29 * hl.cast(U16, hw_input[x, y, 2])) >> 8)
+    win = hl.RDom([(0, block), (0, block)])
+    blur_unnormalized, blur = hl.Func("blur_unnormalized"), hl.Func("blur")
+    blur_unnormalized[x, y] = hl.u16(0)
+    blur_unnormalized[x, y] += hl.cast(U16, kernel[win.x] * gray[x + win.x, y + win.y])
+    blur[x, y] = blur_unnormalized[x, y] / 256
+    sharpen, ratio, out = hl.Func("sharpen"), hl.Func("ratio"), hl.Func("hw_output")
+    sharpen[x, y] = hl.cast(hl.UInt(8), hl.clamp(2 * hl.cast(U16, gray[x, y]) - blur[x, y],
+                                                 0, 255))
+    ratio[x, y] = hl.cast(hl.UInt(8), hl.clamp(hl.cast(U16, sharpen[x, y]) * 32
+                                               / hl.max(gray[x, y], 1), 0, 255))
+    out[x, y] = hl.cast(hl.UInt(8), hl.clamp(hl.cast(U16, ratio[x, y]) * gray[x, y] / 32,
+                                             0, 255))
+    return {"kernel": kernel, "hw_input": hw_input, "gray": gray,
+            "blur_unnormalized": blur_unnormalized, "ratio": ratio, "hw_output": out}
 
 
 def upsample(img: np.ndarray, factor: int = 2) -> dict:
@@ -168,39 +228,105 @@ def brighten_blur(img: np.ndarray) -> dict:
     return {"blur": realize(out, w - 1, h - 1, n)}
 
 
-def camera(raw: np.ndarray, ccm, table) -> dict:
-    f, x, y = _input(raw)
-    den = hl.Func("denoised")      # in input coordinates: den(x, y) for 2 <= x < w-2
-    n, s, wv, e = f[x, y - 2], f[x, y + 2], f[x - 2, y], f[x + 2, y]
-    den[x, y] = hl.clamp(f[x, y], hl.min(hl.min(n, s), hl.min(wv, e)),
-                         hl.max(hl.max(n, s), hl.max(wv, e)))
+def camera(raw: np.ndarray) -> dict:
+    """The reference generator (Halide-to-Hardware apps/camera_pipeline,
+    camera_pipeline_generator.cpp) as it is written: uint8 raw input and demosaic, the int32
+    colour matrix ``/ 256`` cast to int16, the float32 curve at the default gamma and contrast
+    (1.0, 1.0). The input buffer's minimum is (-3, -3), the region Halide's bounds inference
+    asks for a 58x58 output."""
+    buf = to_hl(raw.astype(np.uint8))
+    buf.set_min([-3, -3])
+    w, h = raw.shape
+    return {"output": realize(camera_funcs(buf)["hw_output"], 3, w - 6, h - 6).astype(np.uint16)}
 
-    def avg2(a, b):
+
+def camera_funcs(buf) -> dict[str, hl.Func]:
+    """The Funcs of the camera generator on ``buf`` (a uint8 ``[x, y]`` buffer or ImageParam),
+    by name (bench/app_ops.py schedules and lowers them)."""
+    x, y, c = hl.Var("x"), hl.Var("y"), hl.Var("c")
+    hw_input = hl.Func("hw_input")
+    hw_input[x, y] = buf[x, y]
+
+    def avg(a, b):
         return (a + b + 1) >> 1
 
-    def avg4(a, b, c, d):
-        return (a + b + c + d + 2) >> 2
+    def interleave_x(a, b):
+        out = hl.Func()
+        out[x, y] = hl.select((x % 2) == 0, a[x, y], b[x - 1, y])
+        return out
 
-    orth = avg4(den[x, y - 1], den[x - 1, y], den[x + 1, y], den[x, y + 1])
-    diag = avg4(den[x - 1, y - 1], den[x + 1, y - 1], den[x - 1, y + 1], den[x + 1, y + 1])
-    horz = avg2(den[x - 1, y], den[x + 1, y])
-    vert = avg2(den[x, y - 1], den[x, y + 1])
-    c = den[x, y]
-    ex, ey = (x % 2) == 0, (y % 2) == 0          # RGGB: R at (even, even), B at (odd, odd)
-    r_site, b_site = ex & ey, (~ex) & (~ey)
-    g_red_row = (~ex) & ey
-    rgb = hl.Func("rgb")
-    cc = hl.Var("c")
-    r = hl.select(r_site, c, b_site, diag, g_red_row, horz, vert)
-    b = hl.select(b_site, c, r_site, diag, g_red_row, vert, horz)
-    g = hl.select(r_site | b_site, orth, c)
-    rgb[x, y, cc] = hl.cast(S16, hl.select(cc == 0, r, cc == 1, g, b))
-    lut = to_hl(np.array(table, dtype=np.uint16))
-    m = to_hl(np.array(ccm, dtype=np.int16).T)   # m[col, row]
-    lin = hl.Func("lin")
-    lin[x, y, cc] = (m[0, cc] * rgb[x, y, 0] + m[1, cc] * rgb[x, y, 1] + m[2, cc] * rgb[x, y, 2]
-                     + m[3, cc]) >> 4
-    out = hl.Func("out")
-    out[x, y, cc] = lut[hl.clamp(hl.cast(hl.Int(32), lin[x + 3, y + 3, cc]), 0, len(table) - 1)]
-    w, h = raw.shape
-    return {"output": realize(out, w - 6, h - 6, 3)}
+    def interleave_y(a, b):
+        out = hl.Func()
+        out[x, y] = hl.select((y % 2) == 0, a[x, y], b[x, y - 1])
+        return out
+
+    f = hw_input
+    hi = hl.max(hl.max(f[x - 2, y], f[x + 2, y]), hl.max(f[x, y - 2], f[x, y + 2]))
+    lo = hl.min(hl.min(f[x - 2, y], f[x + 2, y]), hl.min(f[x, y - 2], f[x, y + 2]))
+    denoised = hl.Func("denoised")
+    denoised[x, y] = hl.clamp(f[x, y], lo, hi)
+
+    raw_ = denoised
+    r_r, g_gr, g_gb, b_b = hl.Func("r_r"), hl.Func("g_gr"), hl.Func("g_gb"), hl.Func("b_b")
+    g_gr[x, y] = raw_[x, y]
+    r_r[x, y] = raw_[x + 1, y]
+    b_b[x, y] = raw_[x, y + 1]
+    g_gb[x, y] = raw_[x + 1, y + 1]
+    b_r, g_r, b_gr, r_gr = hl.Func("b_r"), hl.Func("g_r"), hl.Func("b_gr"), hl.Func("r_gr")
+    b_gb, r_gb, r_b, g_b = hl.Func("b_gb"), hl.Func("r_gb"), hl.Func("r_b"), hl.Func("g_b")
+    gv_r, gvd_r = avg(g_gb[x, y - 1], g_gb[x, y]), hl.absd(g_gb[x, y - 1], g_gb[x, y])
+    gh_r, ghd_r = avg(g_gr[x + 1, y], g_gr[x, y]), hl.absd(g_gr[x + 1, y], g_gr[x, y])
+    g_r[x, y] = hl.select(ghd_r < gvd_r, gh_r, gv_r)
+    gv_b, gvd_b = avg(g_gr[x, y + 1], g_gr[x, y]), hl.absd(g_gr[x, y + 1], g_gr[x, y])
+    gh_b, ghd_b = avg(g_gb[x - 1, y], g_gb[x, y]), hl.absd(g_gb[x - 1, y], g_gb[x, y])
+    g_b[x, y] = hl.select(ghd_b < gvd_b, gh_b, gv_b)
+    correction = g_gr[x, y] - avg(g_r[x, y], g_r[x - 1, y])
+    r_gr[x, y] = correction + avg(r_r[x - 1, y], r_r[x, y])
+    correction = g_gr[x, y] - avg(g_b[x, y], g_b[x, y - 1])
+    b_gr[x, y] = correction + avg(b_b[x, y], b_b[x, y - 1])
+    correction = g_gb[x, y] - avg(g_r[x, y], g_r[x, y + 1])
+    r_gb[x, y] = correction + avg(r_r[x, y], r_r[x, y + 1])
+    correction = g_gb[x, y] - avg(g_b[x, y], g_b[x + 1, y])
+    b_gb[x, y] = correction + avg(b_b[x, y], b_b[x + 1, y])
+    correction = g_b[x, y] - avg(g_r[x, y], g_r[x - 1, y + 1])
+    rp_b = correction + avg(r_r[x, y], r_r[x - 1, y + 1])
+    rpd_b = hl.absd(r_r[x, y], r_r[x - 1, y + 1])
+    correction = g_b[x, y] - avg(g_r[x - 1, y], g_r[x, y + 1])
+    rn_b = correction + avg(r_r[x - 1, y], r_r[x, y + 1])
+    rnd_b = hl.absd(r_r[x - 1, y], r_r[x, y + 1])
+    r_b[x, y] = hl.select(rpd_b < rnd_b, rp_b, rn_b)
+    correction = g_r[x, y] - avg(g_b[x, y], g_b[x + 1, y - 1])
+    bp_r = correction + avg(b_b[x, y], b_b[x + 1, y - 1])
+    bpd_r = hl.absd(b_b[x, y], b_b[x + 1, y - 1])
+    correction = g_r[x, y] - avg(g_b[x + 1, y], g_b[x, y - 1])
+    bn_r = correction + avg(b_b[x + 1, y], b_b[x, y - 1])
+    bnd_r = hl.absd(b_b[x + 1, y], b_b[x, y - 1])
+    b_r[x, y] = hl.select(bpd_r < bnd_r, bp_r, bn_r)
+    r = interleave_y(interleave_x(r_gr, r_r), interleave_x(r_b, r_gb))
+    g = interleave_y(interleave_x(g_gr, g_r), interleave_x(g_b, g_gb))
+    b = interleave_y(interleave_x(b_gr, b_r), interleave_x(b_b, b_gb))
+    demosaicked = hl.Func("demosaicked")
+    demosaicked[x, y, c] = hl.select(c == 0, r[x, y], c == 1, g[x, y], b[x, y])
+
+    matrix = [[200, -44, 17, -3900], [-38, 159, -21, -2541], [-8, -73, 228, -2008]]
+    ir, ig, ib = (hl.cast(hl.Int(32), demosaicked[x, y, k]) for k in range(3))
+    rows = [hl.cast(S16, (m[3] + m[0] * ir + m[1] * ig + m[2] * ib) / 256) for m in matrix]
+    corrected = hl.Func("corrected")
+    corrected[x, y, c] = hl.select(c == 0, rows[0], c == 1, rows[1], rows[2])
+
+    gamma, contrast = 1.0, 1.0
+    curve = hl.Func("curve")
+    xf = x / hl.f32(1024.0)
+    gv = hl.pow(xf, hl.f32(1.0 / gamma))
+    bb = hl.f32(float(np.float32(2.0) - np.float32(np.power(np.float32(2.0),
+                                                            np.float32(contrast / 100.0)))))
+    aa = hl.f32(2.0) - hl.f32(2.0) * bb
+    val = hl.select(gv > 0.5, 1.0 - (aa * (1.0 - gv) * (1.0 - gv) + bb * (1.0 - gv)),
+                    aa * gv * gv + bb * gv)
+    curve[x] = hl.cast(hl.UInt(8), hl.clamp(val * 256.0, 0.0, 255.0))
+    in_val = hl.clamp(corrected[x, y, c], 0, 1023)
+    curved = hl.Func("curved")
+    curved[c, x, y] = hl.select(corrected[x, y, c] < 0, 0, corrected[x, y, c] >= 1024, 255,
+                                curve[in_val])
+    return {"hw_input": hw_input, "denoised": denoised, "demosaicked": demosaicked,
+            "curve": curve, "hw_output": curved}

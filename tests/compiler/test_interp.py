@@ -13,7 +13,7 @@ WORDS = st.one_of(st.integers(0, 0xFFFF),
                   st.sampled_from([0, 1, 2, 15, 16, 17, 0x7FFF, 0x8000, 0x8001, 0xFFFF]))
 
 # IR op -> PE op (absdiff depends on the operand type; see the interp docstring)
-PE_OF = {"add": "ADD", "sub": "SUB", "mul": "MUL", "shl": "SHL", "lshr": "LSHR", "ashr": "ASHR",
+PE_OF = {"add": "ADD", "sub": "SUB", "mul": "MUL", "udiv": "UDIV", "shl": "SHL", "lshr": "LSHR", "ashr": "ASHR",
          "and": "AND", "or": "OR", "xor": "XOR", "smin": "SMIN", "smax": "SMAX", "umin": "UMIN",
          "umax": "UMAX", "abs": "ABS", "eq": "EQ", "ne": "NE", "slt": "SLT", "sle": "SLE",
          "sgt": "SGT", "sge": "SGE", "ult": "ULT", "ule": "ULE", "ugt": "UGT", "uge": "UGE",

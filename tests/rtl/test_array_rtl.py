@@ -26,7 +26,7 @@ from ubgen.array.graph import global_address, path_latency, port_node, route_bus
 from ubgen.array.layout import ArrayLayout
 from ubgen.mem.mem_tile import MemCore
 from ubgen.pe.pe import PE
-from ubgen.pub.spec import pub_layouts, pub_regmap
+from ubgen.pub.spec import encode_pub, pub_regmap
 
 pytestmark = pytest.mark.rtl
 
@@ -72,7 +72,8 @@ def test_array_routes_and_line_buffer(hierarchical):
     case = brighten_blur()
     prm = arch.pub
     mem_writes = [(global_address(mem, off), v)
-                  for off, v in register_values(case, pub_layouts(prm), pub_regmap(prm))]
+                  for off, v in register_values(case, lambda c: encode_pub(c, prm),
+                                                pub_regmap(prm))]
     writes = bus_writes(g, r_in) + bus_writes(g, r_out) + bus_writes(g, r_valid) + mem_writes
     plan["linebuf"] = {
         "writes": writes, "in_col": 0, "out_col": 2, "horizon": case.horizon + out_latency,

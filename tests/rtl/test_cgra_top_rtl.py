@@ -27,7 +27,7 @@ from ubgen.pe import PEOp, counter_next, pe_reference
 from ubgen.pe.spec import BIT_INPUTS, DATA_INPUTS
 from ubgen.mem.spec import MEM_STATUS
 from ubgen.top import top_module, write_verilog
-from ubgen.top.cgra_top import CONTROL, GLB_BASE, control_address, glb_address, tile_address
+from ubgen.top.cgra_top import CONTROL, GLB_BASE, GLB_ROWS_BASE, control_address, glb_address, tile_address
 
 pytestmark = pytest.mark.rtl
 
@@ -80,8 +80,9 @@ def illegal_addresses(p: Planner) -> list[int]:
     pe = p.lay.tile_id(1, 0)
     span = len(p.lay.specs["pe"].regmap.registers)
     assert not p.lay.specs["pe"].regmap.windows
-    return [len(CONTROL) * 4, 0x0FFF_FFFC, glb_address(g.banks * g.bank_words),
-            0x2000_0000, 0x4000_0000, tile_address(n_tiles, 0), tile_address(pe, span),
+    rows_end = GLB_ROWS_BASE + 2 * g.banks * g.bank_words       # past the GLB row window
+    return [len(CONTROL) * 4, 0x0FFF_FFFC, glb_address(g.banks * g.bank_words), rows_end,
+            0x3000_0000, 0x4000_0000, tile_address(n_tiles, 0), tile_address(pe, span),
             tile_address(pe, 0) + 2, 0x7FFF_FFFC]
 
 

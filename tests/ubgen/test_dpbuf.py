@@ -3,7 +3,7 @@ import random
 
 from sim.tb.pub_cases import ctl, register_values, Case
 from ubgen.arch import load_arch
-from ubgen.dpbuf import DPBuffer
+from ubgen.dpbuf import DPBuffer, encode_dpbuf
 from tests.gateware import bus_read, bus_writes, flat_bus, run_testbench
 
 PRM = load_arch("pub_small").dpbuf     # 32 words
@@ -22,7 +22,8 @@ def delay_case(width=16, rows=3, delay=16):
 
 def simulate(case, *, stall=0.0, chain_in=None, tile_id=None):
     dut = DPBuffer(PRM)
-    writes = register_values(case, dut.layouts, dut.regmap, tile_id=tile_id)
+    writes = register_values(case, lambda c: encode_dpbuf(c, dut.params), dut.regmap,
+                             tile_id=tile_id)
     rng = random.Random(5)
     got = []
 

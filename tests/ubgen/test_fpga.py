@@ -284,8 +284,14 @@ def test_cgra_4x4_design_is_the_top(monkeypatch):
     w = fpga.FPGAWrapper(top, spec.pins)
     # AXI4-Lite: data (32 each way) and the five valid/ready inputs and outputs on pins
     assert (w.n_pin_in, w.n_pin_out) == (32 + 5, 32 + 5)
-    # awaddr, araddr (32), awprot, arprot (3), wstrb (4) / bresp, rresp (2) on the scan chain
-    assert (w.n_scan_in, w.n_scan_out) == (32 + 32 + 3 + 3 + 4, 2 + 2)
+    # on the scan chain: AXI4-Lite awaddr, araddr (32), awprot, arprot (3), wstrb (4) / bresp,
+    # rresp (2); the whole AXI4 burst port: AW and AR (id 4, addr 32, len 8, size 3, burst 2,
+    # lock 1, cache 4, prot 3, valid 1 each), W (data 64, strb 8, last 1, valid 1), bready,
+    # rready / awready, wready, B (id 4, resp 2, valid 1), arready, R (id 4, data 64, resp 2,
+    # last 1, valid 1)
+    axi_in, axi_out = 2 * (4 + 32 + 8 + 3 + 2 + 1 + 4 + 3 + 1) + (64 + 8 + 1 + 1) + 2, \
+        2 + (4 + 2 + 1) + 1 + (4 + 64 + 2 + 1 + 1)
+    assert (w.n_scan_in, w.n_scan_out) == (32 + 32 + 3 + 3 + 4 + axi_in, 2 + 2 + axi_out)
     Fragment.get(w, None)            # the whole top elaborates (a few seconds)
 
 

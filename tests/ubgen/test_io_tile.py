@@ -11,7 +11,8 @@ from ubgen.arch import load_arch, GLBParams
 from ubgen.controller import AffineMap, ControllerConfig, encode_controller, iterate
 from ubgen.glb.global_buffer import GlobalBuffer
 from ubgen.io.io_tile import IOCore, GLB2F_LATENCY, F2GLB_LATENCY
-from tests.gateware import bus_writes, configure, increasing_strides, run_testbench
+from tests.gateware import (configure, glb_host_read, glb_host_writes, increasing_strides,
+                           run_testbench)
 
 ARCH = replace(load_arch("cgra_4x4"), glb=GLBParams(banks=1, bank_words=64))
 AW = 6
@@ -60,7 +61,7 @@ def simulate(glb2f: ControllerConfig, f2glb: ControllerConfig, stall_seed: int, 
     seen, final = [], []
 
     async def bench(ctx):
-        await bus_writes(ctx, glb.host, enumerate(init))
+        await glb_host_writes(ctx, glb.host, enumerate(init))
         await configure(ctx, io.cfg, io.regmap, regs)
         ctx.set(io.run, 1)
         cycle = 0
@@ -78,10 +79,7 @@ def simulate(glb2f: ControllerConfig, f2glb: ControllerConfig, stall_seed: int, 
         ctx.set(io.stall, 0)
         await ctx.tick()
         for w in range(64):
-            ctx.set(glb.host.addr, w)
-            ctx.set(glb.host.re, 1)
-            await ctx.tick()
-            final.append(ctx.get(glb.host.rdata))
+            final.append(await glb_host_read(ctx, glb.host, w))
 
     run_testbench(top, bench)
     return init, seen, final

@@ -223,8 +223,8 @@ def test_negative_control_wrong_reference(wrong):
         check([(WRITE_THROUGH, data_for(7, 20), [False])], **wrong)
 
 
-@pytest.mark.parametrize("register", ["sram2tb_0_sram_start", "agg2sram_0_cycle_start",
-                                      "rf_en"])
+@pytest.mark.parametrize("register", ["sram2tb_0_sram_start", "in2agg_0_cycle_start",
+                                      "agg2sram_0_sram_delta_0", "rf_en"])
 def test_negative_control_corrupted_register(register):
     with pytest.raises(AssertionError):
         check([(WRITE_THROUGH, data_for(7, 20), [False])], corrupt=register)
@@ -288,19 +288,25 @@ def test_disabled_and_restart_and_error_clear():
 
 def test_regmap_layout():
     """The register file's own registers are rf_en and rf_error; its ports borrow the PUB's
-    agg2sram_<p> / sram2tb_<q> controllers, whose sram generator must hold a word address."""
+    agg2sram_<p> / sram2tb_<q> controllers, whose sram generator must hold a word address, a
+    write port timed by in2agg_<p> (agg2sram_<p> has no schedule generator)."""
     rm = rf_regmap(PARAMS, MEM)
     assert [r.name for r in rm.registers] == ["rf_en", "rf_error"]
     ports = rf_ports(PARAMS, MEM)
     assert list(ports) == WRITES + READS
-    assert [(p.layout.name, p.ag) for p in ports.values()] == [
-        ("agg2sram_0", "sram"), ("agg2sram_1", "sram"), ("sram2tb_0", "sram"),
-        ("sram2tb_1", "sram")]
+    assert [(p.layout.name, p.ag, p.timing.name) for p in ports.values()] == [
+        ("agg2sram_0", "sram", "in2agg_0"), ("agg2sram_1", "sram", "in2agg_1"),
+        ("sram2tb_0", "sram", "sram2tb_0"), ("sram2tb_1", "sram", "sram2tb_1")]
     assert all(p.addr_width == AW == 5 for p in ports.values())
     assert rf_ports(PARAMS, replace(MEM, rf_words=64))["rf_read_0"].addr_width == 6
     regs = encode_rf_ports({"rf_read_1": fixed(3, 2, 4, 30, 1)}, PARAMS, MEM)
     assert regs["rf_en"] == 1 and regs["sram2tb_1_sram_start"] == 30
-    assert regs["sram2tb_1_tb_start"] == 0 and regs["agg2sram_0_dim"] == 0
+    assert "sram2tb_1_tb_start" not in regs and regs["agg2sram_0_dim"] == 0
+    regs = encode_rf_ports({"rf_write_0": fixed(3, 2, 4, 30, 1)}, PARAMS, MEM)
+    assert (regs["in2agg_0_cycle_start"], regs["in2agg_0_cycle_delta_0"]) == (3, 2)
+    assert (regs["agg2sram_0_sram_start"], regs["agg2sram_0_sram_delta_0"]) == (30, 1)
+    assert regs["in2agg_0_dim"] == regs["agg2sram_0_dim"] == 1
+    assert regs["in2agg_0_extent_m1_0"] == regs["agg2sram_0_extent_m1_0"] == 3
     # negative controls: too many words for the borrowed generator, an unknown port
     with pytest.raises(ValueError, match="agg2sram_0.sram has 13 bits"):
         rf_ports(PARAMS, replace(MEM, rf_words=1 << 14))

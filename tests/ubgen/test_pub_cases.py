@@ -10,14 +10,14 @@ from compiler.mapping.pub_model import simulate_pub
 from sim.tb.pub_cases import (PUB_CASES, TB4_CASES, case_registers, chained_delay,
                               transpose_stream)
 from ubgen.arch import load_arch
-from ubgen.pub import pub_layouts
+from ubgen.pub import encode_pub
 
 UB_CASES = {**{n: c for n, c in PUB_CASES.items() if not c.regs.get("mode")}, **TB4_CASES}
 
 
 def _run(case, prm, tiles):
     """The PUB model on ``tiles`` (tile ids, or [None] for one unchained tile)."""
-    regs = [case_registers(case, pub_layouts(prm), t) for t in tiles]
+    regs = [case_registers(case, lambda c: encode_pub(c, prm), t) for t in tiles]
     return simulate_pub(regs, prm, [case.inputs.get(p, {}) for p in range(prm.input_ports)])
 
 

@@ -19,19 +19,13 @@ def tile_module(kind: str, edges=()) -> str:
     return f"cgra_{kind}_tile{edge_suffix(edges)}"
 
 
-def write_verilog(arch: Arch | str, out_dir: str | Path, cores=None) -> list[Path]:
-    """Write the array's Verilog: one module per tile kind (``cgra_<kind>_tile.v``) and the array
-    (``cgra_array.v``) instantiating them. Returns the written files (all are sources).
-
-    Files are written to a temporary name first, so a failure leaves no partial output; a file
-    whose content did not change is left untouched (incremental Verilator builds).
-    """
+def verilog_texts(arch: Arch | str, cores=None) -> dict[str, str]:
+    """The array's Verilog as ``{file name: text}``: one module per tile kind
+    (``cgra_<kind>_tile.v``) and the array (``cgra_array.v``) instantiating them."""
     from amaranth.back import verilog
     from .cgra import CGRA
     from .tile import PackedTile
     arch = load_arch(arch) if isinstance(arch, (str, Path)) else arch
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     lay = ArrayLayout(arch, cores)
     texts = {}
     for kind in KINDS:
@@ -40,6 +34,19 @@ def write_verilog(arch: Arch | str, out_dir: str | Path, cores=None) -> list[Pat
                                                           emit_src=False)
     top = CGRA(arch, cores, tile_modules={k: tile_module(k) for k in KINDS})
     texts[f"{ARRAY_MODULE}.v"] = verilog.convert(top, name=ARRAY_MODULE, emit_src=False)
+    return texts
+
+
+def write_verilog(arch: Arch | str, out_dir: str | Path, cores=None) -> list[Path]:
+    """Write the array's Verilog (:func:`verilog_texts`). Returns the written files (all are
+    sources).
+
+    Files are written to a temporary name first, so a failure leaves no partial output; a file
+    whose content did not change is left untouched (incremental Verilator builds).
+    """
+    texts = verilog_texts(arch, cores)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     return write_texts(out, texts)
 
 

@@ -39,7 +39,7 @@ def cmd_array_regmap(args) -> int:
     return _export(args, "array-regmap", lambda arch: json.dumps(full_regmap(arch), indent=1))
 
 
-ARCH_HELP = ("constraints file name or path (default: cgra_4x4, the smallest shipped array; "
+ARCH_HELP = ("constraints file name or path (default: cgra_4x4; "
              "docs/cli.md)")
 
 

@@ -8,7 +8,7 @@ from typing import Callable
 
 from .common import DEFAULT_MAPPING
 
-__all__ = ["FPGADesign", "DESIGNS", "register_design"]
+__all__ = ["FPGADesign", "DESIGNS", "register_design", "app_design"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,8 @@ class FPGADesign:
     the wrapper's ``top.v``. ``flatten=False`` synthesizes module by module (``-noflatten``): each
     tile kind once, the counts summed over the hierarchy, no optimization across modules.
     ``mapping`` is the LUT mapping used when the caller names none (:data:`MAPPINGS`).
+    ``ignore_loops``: the design has structural combinational loops (the array's bypassable
+    switch boxes), so nextpnr is run with ``--ignore-loops`` unless the caller says otherwise.
     """
     name: str
     build: Callable  # (Arch) -> wiring.Component
@@ -33,6 +35,7 @@ class FPGADesign:
     sources: Callable | None = None
     flatten: bool = True
     mapping: str = DEFAULT_MAPPING
+    ignore_loops: bool = False
 
 
 DESIGNS: dict[str, FPGADesign] = {}
@@ -41,11 +44,11 @@ DESIGNS: dict[str, FPGADesign] = {}
 def register_design(name: str, build: Callable, pins: tuple[str, ...], doc: str = "", *,
                     arch: str = "pub", devices: dict[str, tuple[str, ...]] | None = None,
                     sources: Callable | None = None, flatten: bool = True,
-                    mapping: str = DEFAULT_MAPPING) -> None:
+                    mapping: str = DEFAULT_MAPPING, ignore_loops: bool = False) -> None:
     """Add a design to the registry (e.g. a PE or MEM tile): one line per design."""
     DESIGNS[name] = FPGADesign(name, build, tuple(pins), doc, arch,
                                {t: tuple(d) for t, d in (devices or {}).items()}, sources,
-                               flatten, mapping)
+                               flatten, mapping, ignore_loops)
 
 
 def _build_pub(arch):
@@ -134,8 +137,30 @@ register_design("mem_tile", _build_tile("mem"), _TILE_PINS,
                 "registers) + config registers (docs/design.md §5.3, thesis §7.1); on the ECP5 85k by "
                 "default, where router1 finishes (on the 25k it did not)", arch="cgra_4x4",
                 devices={"ecp5": _ECP5_85K})
+register_design("cgra_2x2", _build_cgra_top, _AXIL_PINS,
+                "the smallest whole cgra_top with a MEM tile (2 PE + 2 MEM tiles, 2 IO tiles, "
+                "2 GLB banks), built like cgra_4x4: where the array's FPGA flow stops "
+                "(docs/fpga.md \"The CGRA on the FPGA\")", arch="cgra_2x2",
+                devices={"ecp5": _ECP5_85K}, sources=_tile_sources, flatten=False,
+                mapping="area", ignore_loops=True)
 register_design("cgra_4x4", _build_cgra_top, _AXIL_PINS,
                 "whole cgra_top: AXI4-Lite slave + array + global buffer (docs/design.md §5.4); on the "
                 "largest ECP5 (85k) by default, which only the area mapping fits it into",
                 arch="cgra_4x4", devices={"ecp5": _ECP5_85K}, sources=_tile_sources,
-                flatten=False, mapping="area")
+                flatten=False, mapping="area", ignore_loops=True)
+
+
+def app_design(desc: dict) -> FPGADesign:
+    """An application's FPGA design (:class:`ubgen.fpga.app.AppDesign`) from the description
+    the compiler's FPGA backend writes, as a design of the flow: ``app_<name>``, on the largest
+    ECP5 by default (every application that fits one is built for the same device), ``run``
+    and as many streams as the pin file has pins on pins, the rest on the scan chain."""
+    from .app import AppDesign, AppDesignError, app_pins, check_description
+    try:
+        check_description(desc)
+    except AppDesignError as e:
+        from .common import FPGAError
+        raise FPGAError(str(e)) from None
+    return FPGADesign(f"app_{desc['app']}", lambda arch: AppDesign(desc), app_pins(desc),
+                      f"application {desc['app']}: its FPGA design (thesis Table 6.1 BRAM + "
+                      f"LUTs)", devices={"ecp5": _ECP5_85K})

@@ -14,7 +14,7 @@ from amaranth.hdl import Value
 from ..arch import ArchError, load_arch
 from ..paths import shown
 from .common import BUILD_DIR, CONSTRAINTS_DIR, FPGAError, check_mapping
-from .designs import DESIGNS
+from .designs import DESIGNS, FPGADesign
 from .logs import last_error, overflow, parse_nextpnr_log, parse_yosys_stat
 from .targets import TARGETS, FPGATarget, nextpnr_arguments, synth_commands
 from .wrapper import FPGAWrapper
@@ -92,15 +92,21 @@ class _Progress:
         return result
 
 
-def resolve(target: str, design: str, arch: str | None = None,
+def resolve(target: str, design: "str | FPGADesign", arch: str | None = None,
             device: tuple[str, ...] | None = None, router: str | None = None):
     """``(FPGATarget, FPGADesign, arch name, device args, router)`` after defaults: an explicit
-    argument, else the design's default (arch, device for this target), else the target's."""
+    argument, else the design's default (arch, device for this target), else the target's.
+    ``design``: a registered design's name or an :class:`FPGADesign` (an application's
+    design, :func:`.designs.app_design`)."""
     if target not in TARGETS:
         raise FPGAError(f"unknown FPGA target '{target}' (choose from {', '.join(TARGETS)})")
-    if design not in DESIGNS:
+    if isinstance(design, FPGADesign):
+        spec = design
+    elif design not in DESIGNS:
         raise FPGAError(f"unknown design '{design}' (choose from {', '.join(DESIGNS)})")
-    tgt, spec = TARGETS[target], DESIGNS[design]
+    else:
+        spec = DESIGNS[design]
+    tgt = TARGETS[target]
     router = router or tgt.router
     if router and router not in tgt.routers:
         raise FPGAError(f"unknown router '{router}' for {target} (choose from "
@@ -110,16 +116,26 @@ def resolve(target: str, design: str, arch: str | None = None,
 
 
 def _elaborate(spec, arch_obj, design: str, out: Path) -> tuple[FPGAWrapper, list[str]]:
-    """The design in its wrapper, written as Verilog (with the design's extra sources)."""
+    """The design in its wrapper, written as Verilog (with the design's extra sources), from the
+    Verilog cache when the generator, the arch and the tools are unchanged."""
     from amaranth.back import verilog
+    from ..vcache import cached_texts
     try:
         dut = spec.build(arch_obj)
     except ImportError as e:
         raise FPGAError(f"design '{design}' is not available: {e}") from None
     wrapper = FPGAWrapper(dut, spec.pins)
-    texts = {"top.v": verilog.convert(wrapper, name="top")}
-    if spec.sources is not None:
-        texts.update(spec.sources(arch_obj))
+
+    def generate() -> dict[str, str]:
+        texts = {"top.v": verilog.convert(wrapper, name="top")}
+        if spec.sources is not None:
+            texts.update(spec.sources(arch_obj))
+        return texts
+    # the Verilog cache shared with make verilog and the simulator (ubgen.vcache)
+    entry = cached_texts(f"fpga-{design}", arch_obj, generate, extra={"pins": list(spec.pins)})
+    if entry.hit:                     # never elaborated: no "unused elaboratable" warning
+        wrapper._MustUse__silence = dut._MustUse__silence = True
+    texts = entry.texts()
     for name, text in texts.items():
         (out / name).write_text(text)
     return wrapper, list(texts)
@@ -138,11 +154,12 @@ def _synthesize(tgt: FPGATarget, spec, out: Path, verilog_files: list[str], mapp
 
 
 def _place_and_route(tgt: FPGATarget, design: str, target: str, device: tuple[str, ...],
-                     out: Path, cons: Path, freq: float, router: str | None, seed: int) -> dict:
+                     out: Path, cons: Path, freq: float, router: str | None, seed: int,
+                     ignore_loops: bool = False) -> dict:
     """nextpnr on ``top.json``: its parsed log; a failure says whether the design does not
     fit (which resource) or how far packing got."""
     cmd = [tool_path(tgt.nextpnr), *nextpnr_arguments(tgt, device, cons.name, freq, router,
-                                                      seed)]
+                                                      seed, ignore_loops)]
     try:
         log = _run(cmd, out / "nextpnr.log", out, f"nextpnr ({' '.join(device)})")
     except FPGAError as e:
@@ -190,20 +207,27 @@ def _print_synthesis(tgt: FPGATarget, label: str, cells: dict[str, int]) -> None
           f"{tgt.count_ffs(cells)} FF, {mems or 'no BRAM/DSP cells'}", flush=True)
 
 
-def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=None, *,
+def run_fpga_flow(target: str, design: "str | FPGADesign", arch: str | None = None, out_dir=None,
+                  *,
                   device: tuple[str, ...] | None = None, freq_mhz: float | None = None,
                   router: str | None = None, mapping: str | None = None, seed: int = 1,
-                  quiet: bool = False) -> dict:
+                  ignore_loops: bool | None = None, quiet: bool = False) -> dict:
     """Build ``design`` for ``target`` and return (and write) its utilization/Fmax report.
 
     ``arch`` defaults to the design's architecture. ``device`` overrides the nextpnr device
     arguments (e.g. ``("--85k", "--package", "CABGA381")``; default: the design's for this
     target, else the target's). ``router`` picks nextpnr's router (default: the target's).
     ``mapping`` picks the LUT mapping (:data:`MAPPINGS`; default: the design's).
+    ``ignore_loops`` passes nextpnr ``--ignore-loops`` (default: the design's): its timing
+    analysis then breaks every combinational loop where its search meets it instead of
+    stopping, so the Fmax it reports leaves out the paths around the loops (docs/fpga.md "The
+    CGRA on the FPGA").
     Raises :class:`FPGAError` with a one-line message on bad input or a failed tool;
     ``report.json`` is written only when every step succeeded.
     """
     tgt, spec, arch, device, router = resolve(target, design, arch, device, router)
+    design = spec.name
+    ignore_loops = spec.ignore_loops if ignore_loops is None else ignore_loops
     mapping = check_mapping(mapping or spec.mapping)
     try:
         arch_obj = load_arch(arch)
@@ -229,9 +253,10 @@ def run_fpga_flow(target: str, design: str, arch: str | None = None, out_dir=Non
     pnr_step = f"nextpnr {' '.join(device)}"
     prog.hint[pnr_step] = f" (log: {out / 'nextpnr.log'})"
     pnr = prog.step(pnr_step, lambda: _place_and_route(tgt, design, target, device, out, cons,
-                                                       freq, router, seed))
+                                                       freq, router, seed, ignore_loops))
     run = {"target": target, "design": design, "arch": arch_obj.name,
            "device": " ".join(device), "router": router or "default", "mapping": mapping,
+           "ignore_loops": ignore_loops, "seed": seed,
            "constraints": shown(cons_src), "freq": freq}
     report = _report(tgt, run, cells, pnr, wrapper, prog)
     tmp = report_path.with_suffix(".json.tmp")

@@ -86,11 +86,14 @@ def synth_commands(tgt: FPGATarget, top: str, *, flatten: bool = True,
 
 
 def nextpnr_arguments(tgt: FPGATarget, device: tuple[str, ...], constraints: str, freq: float,
-                      router: str | None, seed: int = 1) -> list[str]:
+                      router: str | None, seed: int = 1, ignore_loops: bool = False
+                      ) -> list[str]:
     """nextpnr's arguments (after the executable) for ``top.json`` in the build directory."""
     args = [*device, "--json", "top.json", tgt.constraint_flag, constraints,
             tgt.bitstream_flag, f"top.{tgt.bitstream_flag[2:]}", "--freq", f"{freq:g}",
             "--timing-allow-fail", "--seed", str(seed)]
     if router:
         args += ["--router", router]
+    if ignore_loops:
+        args.append("--ignore-loops")
     return args

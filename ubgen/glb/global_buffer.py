@@ -1,10 +1,13 @@
 """The global buffer (thesis §7.1, Fig. 7.1): banks of SRAM between the host and the IO tiles.
 
-``GlobalBuffer(glb, io_columns)``: ``glb.banks`` banks of ``glb.bank_words`` 16-bit words, each
-one :class:`amaranth.lib.memory.Memory` with one read port (synchronous, read latency 1) and one
-write port. IO tile column ``c`` uses bank ``c % banks`` through the member ``io_<c>``
-(signature :func:`glb_port_signature`, seen from the IO tile); the host (the top's AXI side)
-uses ``host``, addressed bank-major (word ``bank * bank_words + offset``).
+``GlobalBuffer(glb, io_columns)``: ``glb.banks`` banks of ``glb.bank_words`` 16-bit words. A
+bank is one :class:`amaranth.lib.memory.Memory` of rows of :data:`~.spec.ROW_WORDS` words
+(64 bits) with byte write enables, one read port (synchronous, read latency 1) and one write
+port. IO tile column ``c`` uses bank ``c % banks`` through the member ``io_<c>`` (signature
+:func:`glb_port_signature`, seen from the IO tile: one 16-bit word per access, the word's lane
+of its row); the host (the top's bus) uses ``host`` (:func:`host_port_signature`): one row per
+access, addressed bank-major (row ``(bank * bank_words + offset) // 4``), written under byte
+enables, so the host moves four words per cycle.
 
 Priority rules: while ``run`` is 1 each bank belongs to its IO tiles and host accesses are
 ignored (the top answers them with SLVERR); while ``run`` is 0 the host owns every bank and IO
@@ -23,15 +26,33 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..arch import GLBParams
-from .spec import GLB_READ_LATENCY, WORD_WIDTH, bank_addr_width, host_addr_width
+from .spec import (GLB_READ_LATENCY, ROW_BYTES, ROW_WIDTH, ROW_WORDS, WORD_WIDTH,
+                   bank_addr_width, host_row_width)
 
-__all__ = ["GlobalBuffer", "glb_port_signature", "GLB_READ_LATENCY", "WORD_WIDTH"]
+__all__ = ["GlobalBuffer", "glb_port_signature", "host_port_signature", "GLB_READ_LATENCY",
+           "WORD_WIDTH"]
+
+LANE_BITS = (ROW_WORDS - 1).bit_length()
 
 
 def glb_port_signature(addr_width: int) -> wiring.Signature:
-    """A GLB access port as seen from its user (IO tile or host): read latency 1."""
+    """A GLB word port as seen from its user (an IO tile): read latency 1."""
     return wiring.Signature({"addr": Out(addr_width), "wdata": Out(WORD_WIDTH), "we": Out(1),
                              "re": Out(1), "rdata": In(WORD_WIDTH)})
+
+
+def host_port_signature(glb: GLBParams) -> wiring.Signature:
+    """The host's row port as seen from the host: ``addr`` a bank-major row, ``be`` one write
+    enable per byte of the row; read latency 1."""
+    return wiring.Signature({"addr": Out(host_row_width(glb)), "wdata": Out(ROW_WIDTH),
+                             "be": Out(ROW_BYTES), "we": Out(1), "re": Out(1),
+                             "rdata": In(ROW_WIDTH)})
+
+
+def _lane_enables(lane) -> "Cat":
+    """Byte enables of one word lane of a row."""
+    per_word = ROW_BYTES // ROW_WORDS
+    return Cat(*(Cat(*([lane == i] * per_word)) for i in range(ROW_WORDS)))
 
 
 class GlobalBuffer(wiring.Component):
@@ -39,8 +60,7 @@ class GlobalBuffer(wiring.Component):
         self.glb = glb
         self.io_columns = list(io_columns)
         aw = bank_addr_width(glb)
-        members = {"run": In(1), "error": Out(1),
-                   "host": In(glb_port_signature(host_addr_width(glb)))}
+        members = {"run": In(1), "error": Out(1), "host": In(host_port_signature(glb))}
         for c in self.io_columns:
             members[f"io_{c}"] = In(glb_port_signature(aw))
         super().__init__(members)
@@ -50,36 +70,45 @@ class GlobalBuffer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        g, aw = self.glb, bank_addr_width(self.glb)
+        g = self.glb
+        rows = g.bank_words // ROW_WORDS
+        row_bits = max(1, (rows - 1).bit_length())
         host_bank = Signal(range(g.banks)) if g.banks > 1 else None
-        host_off = self.host.addr[:aw]
+        host_row = self.host.addr[:row_bits]
         if host_bank is not None:
-            m.d.comb += host_bank.eq(self.host.addr[aw:])
+            m.d.comb += host_bank.eq(self.host.addr[row_bits:])
         host_rbank = Signal.like(host_bank) if host_bank is not None else None
         conflicts = []
         host_rdata = {}
         for b in range(g.banks):
-            mem = m.submodules[f"bank{b}"] = Memory(shape=WORD_WIDTH, depth=g.bank_words,
-                                                     init=[])
-            rd, wr = mem.read_port(), mem.write_port()
+            mem = m.submodules[f"bank{b}"] = Memory(shape=ROW_WIDTH, depth=rows, init=[])
+            rd, wr = mem.read_port(), mem.write_port(granularity=8)
             ports = [self.io_port(c) for c in self.io_columns if c % g.banks == b]
+            lane, lane_q = Signal(LANE_BITS, name=f"lane{b}"), Signal(LANE_BITS, name=f"lane{b}_q")
             m.d.comb += rd.en.eq(0)         # rdata holds between reads (en defaults to 1)
             with m.If(self.run):
                 # IO side: the lowest column with a request drives the bank
-                for i, p in enumerate(reversed(ports)):
+                for p in reversed(ports):
                     with m.If(p.re | p.we):
-                        m.d.comb += [rd.addr.eq(p.addr), rd.en.eq(p.re), wr.addr.eq(p.addr),
-                                     wr.data.eq(p.wdata), wr.en.eq(p.we)]
+                        m.d.comb += [rd.addr.eq(p.addr[LANE_BITS:]), rd.en.eq(p.re),
+                                     wr.addr.eq(p.addr[LANE_BITS:]),
+                                     wr.data.eq(Cat(*([p.wdata] * ROW_WORDS))),
+                                     lane.eq(p.addr[:LANE_BITS])]
+                        with m.If(p.we):
+                            m.d.comb += wr.en.eq(_lane_enables(p.addr[:LANE_BITS]))
                 if len(ports) > 1:
                     active = Cat(p.re | p.we for p in ports)
                     conflicts.append((active & (active - 1)).any())
             with m.Else():
                 sel = host_bank == b if host_bank is not None else 1
-                m.d.comb += [rd.addr.eq(host_off), rd.en.eq(self.host.re & sel),
-                             wr.addr.eq(host_off), wr.data.eq(self.host.wdata),
-                             wr.en.eq(self.host.we & sel)]
+                m.d.comb += [rd.addr.eq(host_row), rd.en.eq(self.host.re & sel),
+                             wr.addr.eq(host_row), wr.data.eq(self.host.wdata)]
+                with m.If(self.host.we & sel):
+                    m.d.comb += wr.en.eq(self.host.be)
+            with m.If(rd.en):
+                m.d.sync += lane_q.eq(lane)
             for p in ports:
-                m.d.comb += p.rdata.eq(rd.data)
+                m.d.comb += p.rdata.eq(rd.data.word_select(lane_q, WORD_WIDTH))
             host_rdata[b] = rd.data
         # host read data: the bank read in the previous cycle
         if host_rbank is not None:

@@ -32,7 +32,9 @@ index in every topology):
   E->S ``W - t - 2``, S->W ``t + 1``.
 
 Configuration registers (one 32-bit word each, see :meth:`SwitchBoxSpec.registers`):
-``sb<width>_<side>_<track>_sel`` (mux select, reset 0) and, when pipeline registers exist,
+``sb<width>_<side>_<track>_sel`` (mux select; reset: the tile's own core output where the
+switch box has one, so an unconfigured switch box does not pass the mesh's tracks on, else 0;
+:attr:`SwitchBoxSpec.sel_reset`) and, when pipeline registers exist,
 ``sb<width>_<side>_<track>_pipe`` (1 bit, reset 0 = bypass).
 
 Connection boxes: one connection box per routed core input port (``in_<port>``): a mux over a constant 0
@@ -141,12 +143,20 @@ class SwitchBoxSpec:
         n = 3 + len(self.core_outputs)
         return max(1, (n - 1).bit_length())
 
+    @property
+    def sel_reset(self) -> int:
+        """The select's reset value: the tile's own (first) core output when the switch box has
+        one, so an unconfigured output carries that core's output (constant while the core is
+        unconfigured) instead of passing a neighbour's track on: unused tiles do not relay the
+        mesh's traffic (no toggling, and nothing for a simulator to re-evaluate); else 0."""
+        return 3 if self.core_outputs else 0
+
     def registers(self) -> list[tuple[str, int, int, str]]:
         """``(name, width, reset, doc)`` of every configuration register, in address order."""
         regs = []
         for s, t in self.outputs():
             names = ", ".join(_describe(x) for x in self.mux_inputs(s, t))
-            regs.append((self.sel_reg(s, t), self.sel_width, 0,
+            regs.append((self.sel_reg(s, t), self.sel_width, self.sel_reset,
                          f"{self.width}-bit SB output {s}{t} select: {names}"))
             if self.pipeline:
                 regs.append((self.pipe_reg(s, t), 1, 0,

@@ -23,7 +23,7 @@ def io_layouts(arch: Arch) -> dict[str, ControllerLayout]:
     """The IO core's two controllers (for :func:`~ubgen.controller.encode_controller`)."""
     aw = bank_addr_width(arch.glb)
     p = arch.pub.controller
-    return {n: ControllerLayout(n, {"addr": aw}, p) for n in ("glb2f", "f2glb")}
+    return {n: ControllerLayout(n, {"addr": aw}, p.for_kind(n)) for n in ("glb2f", "f2glb")}
 
 
 def io_regmap(arch: Arch) -> RegisterMap:

@@ -9,10 +9,12 @@ from the same objects, and ``full_regmap`` / ``ubgen array-regmap`` / docs/regma
 The register file (thesis §5.4: the register level of the memory hierarchy) has ``rf_words``
 words (``[mem]`` of the constraints file), one write port ``rf_write_<p>`` per PUB input port
 and one read port ``rf_read_<q>`` per PUB output port. It has no controllers of its own: in
-register-file mode the PUB's datapath is idle, so each port borrows one of the PUB's affine
-controllers (:func:`rf_ports`): ``rf_write_<p>`` the PUB's ``agg2sram_<p>``, ``rf_read_<q>``
-its ``sram2tb_<q>``, the word address being the low ``clog2(rf_words)`` bits of their ``sram``
-address generator (the PUB's widest; the other generator is unused and encoded as 0). The
+register-file mode the PUB's datapath is idle, so each port borrows the PUB's affine
+controllers (:func:`rf_ports`): ``rf_write_<p>`` fires with the PUB's ``in2agg_<p>`` (its
+schedule) and takes its word address from ``agg2sram_<p>``, which in this mode steps with
+``in2agg_<p>``'s fires; ``rf_read_<q>`` is the PUB's ``sram2tb_<q>``. The word address is the
+low ``clog2(rf_words)`` bits of their ``sram`` address generator (the PUB's widest; the other
+generators are unused and encoded as 0). The
 register file's own registers are only ``rf_en`` and the read-only status ``rf_error`` (last,
 as :class:`~ubgen.pub.control.BlockConfig` wants its status registers). In the MEM core's map
 they follow the PUB's registers at the first offset that leaves the PUB's ``sram`` window alone
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..arch import Arch, MemParams, PUBParams
+from ..params import Arch, MemParams, PUBParams
 from ..controller import (AffineMap, ControllerConfig, ControllerLayout, EncodeError,
                           encode_controller)
 from ..pub.spec import PUB_STATUS, pub_layouts, pub_regmap
@@ -36,20 +38,28 @@ __all__ = ["RF_ENABLE", "RF_STATUS", "MEM_STATUS", "RF_BORROW", "RFPort", "rf_po
 RF_ENABLE = "rf_en"
 RF_STATUS = ("rf_error",)
 MEM_STATUS = PUB_STATUS + RF_STATUS     # the MEM core's read-only (status) registers
-# register-file port kind -> (the PUB controller it borrows, by port index; its generator)
-RF_BORROW = {"rf_write": ("agg2sram", "sram"), "rf_read": ("sram2tb", "sram")}
+# register-file port kind -> (the PUB controller timing its fires, the one whose generator is
+# the word address, by port index; that generator)
+RF_BORROW = {"rf_write": ("in2agg", "agg2sram", "sram"), "rf_read": ("sram2tb", "sram2tb", "sram")}
 
 
 @dataclass(frozen=True)
 class RFPort:
     """One register-file port: ``name`` (``rf_write_<p>`` / ``rf_read_<q>``), ``index`` (``p`` /
-    ``q``), the borrowed PUB controller's ``layout`` (its registers are that controller's) and
-    the address generator ``ag`` whose low ``addr_width`` bits are the word address."""
+    ``q``), the borrowed PUB controller ``layout`` whose fire is the port's fire and whose
+    address generator ``ag``'s low ``addr_width`` bits are the word address, and the borrowed
+    controller ``timing`` whose schedule times the fires (``layout`` itself, or for a write
+    port ``in2agg_<p>``: ``agg2sram_<p>`` has no schedule and steps with it)."""
     name: str
     index: int
     layout: ControllerLayout
     ag: str
     addr_width: int
+    timing: ControllerLayout | None = None
+
+    def __post_init__(self):
+        if self.timing is None:
+            object.__setattr__(self, "timing", self.layout)
 
     @property
     def is_read(self) -> bool:
@@ -63,19 +73,23 @@ class RFPort:
         """The word-address generator's register ``field`` (``"start"``, ``"delta_<d>"``)."""
         return f"{self.layout.name}_{self.ag}_{field}"
 
-    def controller_config(self, cfg: ControllerConfig) -> ControllerConfig:
-        """The borrowed controller's configuration for a port configuration whose single
-        address map is ``addr`` (a word address): ``addr`` on :attr:`ag`, every other
-        generator of the controller constant 0."""
+    def controller_configs(self, cfg: ControllerConfig) -> dict[str, ControllerConfig]:
+        """The borrowed controllers' configurations (by name) for a port configuration whose
+        single address map is ``addr`` (a word address): the port's domain and schedule on
+        both, ``addr`` on :attr:`ag` of :attr:`layout`, every other generator constant 0."""
         if not cfg.extents:
-            return cfg
+            return {self.timing.name: cfg, self.layout.name: cfg}
         if set(cfg.addresses) != {"addr"}:
             raise ValueError(f"{self.name}: needs address map 'addr', got "
                              f"{sorted(cfg.addresses)}")
         zero = AffineMap(0, (0,) * cfg.dims)
-        return ControllerConfig(cfg.extents, cfg.schedule,
-                                {a: cfg.addresses["addr"] if a == self.ag else zero
-                                 for a in self.layout.addr_widths})
+        out = {}
+        for layout in (self.timing, self.layout):
+            out[layout.name] = ControllerConfig(
+                cfg.extents, cfg.schedule,
+                {a: cfg.addresses["addr"] if layout is self.layout and a == self.ag else zero
+                 for a in layout.addr_widths})
+        return out
 
 
 def rf_ports(params: PUBParams, mem: MemParams = MemParams()) -> dict[str, RFPort]:
@@ -85,14 +99,15 @@ def rf_ports(params: PUBParams, mem: MemParams = MemParams()) -> dict[str, RFPor
     pub = pub_layouts(params)
     out = {}
     for kind, count in (("rf_write", params.input_ports), ("rf_read", params.output_ports)):
-        ctl, ag = RF_BORROW[kind]
+        timing, ctl, ag = RF_BORROW[kind]
         for k in range(count):
             layout = pub[f"{ctl}_{k}"]
             if layout.addr_widths[ag] < mem.rf_addr_width:
                 raise ValueError(f"mem: {layout.name}.{ag} has {layout.addr_widths[ag]} bits, "
                                  f"the register file's {mem.rf_words} words need "
                                  f"{mem.rf_addr_width}")
-            out[f"{kind}_{k}"] = RFPort(f"{kind}_{k}", k, layout, ag, mem.rf_addr_width)
+            out[f"{kind}_{k}"] = RFPort(f"{kind}_{k}", k, layout, ag, mem.rf_addr_width,
+                                        pub[f"{timing}_{k}"])
     return out
 
 
@@ -100,8 +115,8 @@ def encode_rf_ports(configs: dict[str, ControllerConfig], params: PUBParams,
                     mem: MemParams = MemParams()) -> dict[str, int]:
     """The register values of every register-file port (``configs``: port name -> its affine
     form with one address map ``addr``, a word address; an absent port is disabled), encoded
-    by :func:`ubgen.controller.encode_controller` into the borrowed PUB controllers' registers,
-    plus ``rf_en`` = 1. Raises :class:`~ubgen.controller.EncodeError` for a value that does
+    by :func:`ubgen.controller.encode_controller` into the borrowed PUB controllers' registers
+    (a write port's into both ``in2agg_<p>`` and ``agg2sram_<p>``), plus ``rf_en`` = 1. Raises :class:`~ubgen.controller.EncodeError` for a value that does
     not fit and ``ValueError`` for an unknown port."""
     ports = rf_ports(params, mem)
     unknown = sorted(set(configs) - set(ports))
@@ -110,10 +125,12 @@ def encode_rf_ports(configs: dict[str, ControllerConfig], params: PUBParams,
     regs = {RF_ENABLE: 1}
     for name, port in ports.items():
         cfg = configs.get(name, ControllerConfig.disabled())
-        try:
-            regs.update(encode_controller(port.controller_config(cfg), port.layout))
-        except EncodeError as e:
-            raise EncodeError(f"{name}: {e}") from None
+        for ctl, c in port.controller_configs(cfg).items():
+            layout = port.layout if ctl == port.layout.name else port.timing
+            try:
+                regs.update(encode_controller(c, layout))
+            except EncodeError as e:
+                raise EncodeError(f"{name}: {e}") from None
     return regs
 
 

@@ -12,7 +12,8 @@ complement value; ``bits`` = (bit0, bit1, bit2)):
 * 16-bit results (``res_p`` = 0 unless stated): PASS ``a`` (``res_p`` = bit0), ADD, SUB, MUL
   (low 16 bits), MAC ``a*b + c``, SHL/LSHR/ASHR by ``b & 15``, AND, OR, XOR, SMIN, SMAX, UMIN,
   UMAX, ABS ``|s(a)|``, ABSDIFF ``|s(a) - s(b)|``, UABSDIFF ``|a - b|`` (unsigned), SEL
-  ``bit0 ? a : b``;
+  ``bit0 ? a : b``, UDIV ``floor(a / b)`` unsigned with ``a / 0 = 0`` (Halide's convention;
+  docs/pe.md has its cost);
 * comparisons (EQ, NE, SLT, SLE, SGT, SGE, ULT, ULE, UGT, UGE of ``a`` against ``b``): the result
   on ``res_p``, and ``res`` = ``res_p`` zero-extended;
 * 1-bit logic: BAND ``bit0 & bit1``, BOR, BXOR, BNOT ``~bit0``, LUT3 ``lut[bit2:bit1:bit0]``
@@ -74,6 +75,7 @@ class PEOp(enum.IntEnum):
     BXOR = 32
     BNOT = 33
     LUT3 = 34
+    UDIV = 35
 
     @property
     def stateful(self) -> bool:
@@ -114,6 +116,7 @@ _WORD_FNS = {
     PEOp.ABS: lambda a, b, c, b0: abs(_s(a)),
     PEOp.ABSDIFF: lambda a, b, c, b0: abs(_s(a) - _s(b)),
     PEOp.UABSDIFF: lambda a, b, c, b0: abs(a - b), PEOp.SEL: lambda a, b, c, b0: a if b0 else b,
+    PEOp.UDIV: lambda a, b, c, b0: a // b if b else 0,
 }
 
 

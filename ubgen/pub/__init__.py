@@ -3,7 +3,7 @@
 The register map and controller layouts (:mod:`.spec`) load eagerly and without Amaranth; the
 Amaranth components load on first use."""
 from .._lazy import lazy_exports
-from .spec import PUB_STATUS, pub_layouts, pub_regmap
+from .spec import PUB_STATUS, encode_pub, pub_layouts, pub_regmap
 
 __getattr__ = lazy_exports(__name__, {
     "Aggregator": ".aggregator", "TransposeBuffer": ".transpose_buffer", "WideSRAM": ".sram",
@@ -11,4 +11,4 @@ __getattr__ = lazy_exports(__name__, {
     "PhysicalUnifiedBuffer": ".pub"})
 
 __all__ = ["Aggregator", "TransposeBuffer", "WideSRAM", "CycleCounter", "BlockConfig",
-           "PhysicalUnifiedBuffer", "pub_layouts", "pub_regmap", "PUB_STATUS"]
+           "PhysicalUnifiedBuffer", "encode_pub", "pub_layouts", "pub_regmap", "PUB_STATUS"]

@@ -1,8 +1,9 @@
 """Pieces shared by the push-memory blocks (PUB and DP-SRAM + AG).
 
-* :class:`CycleCounter`: the unstalled-cycle counter every controller compares its schedule
-  against (docs/design.md §4, thesis §6.3 "static timing": a global clock that counts unstalled cycles
-  after start);
+* :class:`CycleCounter`: the unstalled-cycle counter (docs/design.md §4, thesis §6.3 "static
+  timing": a global clock that counts unstalled cycles after start): its ``tick`` and
+  ``restart`` drive every controller (whose schedule generators count the same unstalled cycles
+  down) and its count is the block's ``cycle_count``;
 * :class:`BlockConfig`: the configuration bus of one block: the read/write registers of its
   :class:`~ubgen.regmap.RegisterMap` (through :class:`~ubgen.config.ConfigRegisters`), read-only
   status registers, write-1-to-clear strobes and the decode of one storage window;
@@ -125,15 +126,14 @@ def connect_config(m: Module, block, cfg: BlockConfig) -> None:
 def add_controllers(m: Module, layouts: dict, fields: dict, counter: CycleCounter,
                     enable=1) -> tuple[dict, dict]:
     """Instantiate one :class:`~ubgen.controller_rtl.Controller` per layout, configured from
-    ``fields`` and timed by ``counter``. Returns ``(controllers, fires)``; a fire counts only
-    while ``enable`` is high."""
+    ``fields`` and restarted and ticked by ``counter`` (an untimed layout's ``trigger`` is the
+    caller's to drive). Returns ``(controllers, fires)``; a fire counts only while ``enable`` is high."""
     ctl, fire = {}, {}
     for name, layout in layouts.items():
         c = ctl[name] = Controller(layout)
         m.submodules[name] = c
         c.connect_registers(m, fields)
-        m.d.comb += [c.restart.eq(counter.restart), c.tick.eq(counter.tick),
-                     c.cycle.eq(counter.count)]
+        m.d.comb += [c.restart.eq(counter.restart), c.tick.eq(counter.tick)]
         fire[name] = Signal(name=f"{name}_fire_en")
         m.d.comb += fire[name].eq(c.fire & enable)
     return ctl, fire

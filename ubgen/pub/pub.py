@@ -3,12 +3,17 @@
 Thesis §6.1.3 (Fig. 6.4), paper §IV-B; sizes come from :class:`~ubgen.arch.PUBParams`.
 Every stream is driven by one controller (docs/design.md §4) named after the stream:
 
-``in2agg_{p}``   AG ``agg`` (AGG word): ``data_in[p]`` of the fire cycle c is written to AGG word
-                 ``agg`` (slot ``agg >> log2(FW)``, lane ``agg % FW``); visible from cycle c+1.
-``agg2sram_{p}`` AGs ``agg`` (AGG slot) and ``sram``: the AGG slot is written to SRAM[``sram``]
-                 at the end of cycle c; a read issued at c+1 or later sees it.
-``sram2tb_{q}``  AGs ``sram`` and ``tb`` (TB slot): SRAM is read at c, the wide word arrives at
-                 c+1 and is written into TB slot ``tb`` at the end of c+1; visible from c+2.
+``in2agg_{p}``   no AG: the aggregator fills in order (:mod:`.spec`): ``data_in[p]`` of the fire
+                 cycle c is written to lane ``x mod FW`` of the current wide slot (x: the
+                 fire's index in its level-0 loop); a new slot starts after lane FW-1 and after
+                 the last word of a level-0 loop; visible from cycle c+1.
+``agg2sram_{p}`` no SG: fires ``1 + slack`` cycles after in2agg fills a wide word (``1 +
+                 row_slack`` after a row's partial last word); AG ``sram``: the oldest full AGG
+                 slot is written to SRAM[``sram``] at the end of that cycle; a read issued at
+                 c+1 or later sees it.
+``sram2tb_{q}``  AG ``sram``: SRAM is read at c, the wide word arrives at c+1 and is written into
+                 TB slot ``sram mod tb_depth`` (the address's low bits, :mod:`.spec`) at the
+                 end of c+1; visible from c+2.
 ``tb2out_{q}``   AG ``tb`` (TB word): ``data_out[q]`` = TB word ``tb`` and ``valid_out[q]`` = 1
                  during cycle c.
 
@@ -32,7 +37,7 @@ unstalled cycle c reads word address ``data_in[0]``; ``data_out[0]`` shows it wi
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal, Cat, Const, Mux
+from amaranth.hdl import Module, Signal, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -42,7 +47,7 @@ from .aggregator import Aggregator
 from .control import (BlockConfig, CycleCounter, add_controllers, chain_output,
                       connect_config, tile_match)
 from .spec import PUB_STATUS, pub_layouts, pub_regmap
-from .sram import WideSRAM
+from .sram import SRAMPort, WideSRAM
 from .transpose_buffer import TransposeBuffer
 
 __all__ = ["PhysicalUnifiedBuffer", "pub_layouts", "pub_regmap", "PUB_STATUS"]
@@ -66,9 +71,10 @@ class PhysicalUnifiedBuffer(wiring.Component):
 
         ``lend`` names controllers another block may borrow while the PUB is idle (the MEM
         tile's register file, docs/mem_rf.md): an input ``lend_en`` that, while high, keeps
-        every controller's fire from the datapath (no stream moves), and per lent
+        every controller's fire from the datapath (no stream moves) and fires ``agg2sram_<p>``
+        with ``in2agg_<p>`` (same cycle) instead of after the aggregator fills, and per lent
         controller ``<name>_fire`` (its fire while ``lend_en``) and ``<name>_<ag>`` (each
-        address generator). Without ``lend`` the ports are the PUB's alone."""
+        registered address generator). Without ``lend`` the ports are the PUB's alone."""
         w, P, Q = params.word_width, params.input_ports, params.output_ports
         layouts = pub_layouts(params)
         lent = {}
@@ -77,7 +83,7 @@ class PhysicalUnifiedBuffer(wiring.Component):
             for name in lend:
                 lent[f"{name}_fire"] = Out(1)
                 lent.update({f"{name}_{ag}": Out(aw)
-                             for ag, aw in layouts[name].addr_widths.items()})
+                             for ag, aw in layouts[name].registered.items()})
         return wiring.Signature({**lent,
             "run": In(1), "stall": In(1),
             "data_in": In(w).array(P),
@@ -103,32 +109,20 @@ class PhysicalUnifiedBuffer(wiring.Component):
         for name in self.lend:
             m.d.comb += getattr(self, f"{name}_fire").eq(ctl[name].fire & self.lend_en)
             m.d.comb += [getattr(self, f"{name}_{ag}").eq(ctl[name].addr(ag))
-                         for ag in self.layouts[name].addr_widths]
+                         for ag in self.layouts[name].registered]
         m.submodules.sram = sram = WideSRAM(prm.word_width, prm.fetch_width, prm.sram_depth)
 
         def match(addr):
             return tile_match(addr, prm.sram_addr_width, cfg.fields["chain_en"],
                               cfg.fields["tile_id"])
 
-        writes = [self._input_side(m, p, ctl, fire, match) for p in range(prm.input_ports)]
+        writes = [self._input_side(m, p, ctl, fire, match, counter, cfg.fields)
+                  for p in range(prm.input_ports)]
         outputs = [self._output_side(m, q, ctl, fire, match, counter, sram)
                    for q in range(prm.output_ports)]
         reads = [(req, addr) for _, req, addr in outputs]
         rom = self._rom(m, counter, ub_mode, sram)
         self._sram_port(m, sram, cfg, rom, writes, reads)
-
-        # Sticky conflict flag: two streams on the single port in one cycle.
-        reqs = [req for req, _, _ in writes] + [req for req, _ in reads]
-        conflict = Const(0)
-        for i in range(len(reqs)):
-            for j in range(i + 1, len(reqs)):
-                conflict = conflict | (reqs[i] & reqs[j])
-        error = Signal()
-        with m.If(cfg.clear_out("error")):
-            m.d.sync += error.eq(0)
-        with m.Elif(conflict):
-            m.d.sync += error.eq(1)
-        m.d.comb += [self.error.eq(error), cfg.status_in("error").eq(error)]
 
         # tb2out (or the ROM on port 0) through the chaining output mux.
         for q, (tb, _, _) in enumerate(outputs):
@@ -144,14 +138,20 @@ class PhysicalUnifiedBuffer(wiring.Component):
                          data_out=self.data_out[q], valid_out=self.valid_out[q])
         return m
 
-    def _input_side(self, m, p, ctl, fire, match):
-        """in2agg fills AGG p; agg2sram empties it. Returns its SRAM write request."""
+    def _input_side(self, m, p, ctl, fire, match, counter, f):
+        """in2agg fills AGG p in order; agg2sram empties it when the aggregator says a write is
+        due (module docstring). Returns its SRAM write request, address and data."""
         prm = self.params
         m.submodules[f"agg_{p}"] = agg = Aggregator(prm.word_width, prm.fetch_width,
-                                                     prm.agg_depth)
+                                                     prm.agg_depth, prm.agg_slack_width)
         a, s = ctl[f"in2agg_{p}"], ctl[f"agg2sram_{p}"]
-        m.d.comb += [agg.we.eq(fire[f"in2agg_{p}"]), agg.waddr.eq(a.addr("agg")),
-                     agg.wdata.eq(self.data_in[p]), agg.raddr.eq(s.addr("agg"))]
+        m.d.comb += [agg.restart.eq(counter.restart), agg.tick.eq(counter.tick),
+                     agg.we.eq(fire[f"in2agg_{p}"]), agg.last.eq(a.last0),
+                     agg.wdata.eq(self.data_in[p]), agg.re.eq(fire[f"agg2sram_{p}"]),
+                     agg.slack.eq(f[f"agg2sram_{p}_slack"]),
+                     agg.row_slack.eq(f[f"agg2sram_{p}_row_slack"])]
+        # lent to the register file: agg2sram steps with in2agg (docs/mem_rf.md)
+        m.d.comb += s.trigger.eq(Mux(self.lend_en, a.fire, agg.due) if self.lend else agg.due)
         req = Signal(name=f"sram_write_{p}")
         m.d.comb += req.eq(fire[f"agg2sram_{p}"] & match(s.addr("sram")))
         return req, s.addr("sram"), agg.rdata
@@ -172,7 +172,8 @@ class PhysicalUnifiedBuffer(wiring.Component):
         with m.If(counter.restart):
             m.d.sync += pend.eq(0)
         with m.Elif(counter.tick):
-            m.d.sync += [pend.eq(fire[f"sram2tb_{q}"]), pend_slot.eq(r.addr("tb")),
+            m.d.sync += [pend.eq(fire[f"sram2tb_{q}"]),
+                         pend_slot.eq(r.addr("sram")[:len(pend_slot)]),
                          pend_owned.eq(owned)]
         m.d.comb += [tb.we.eq(counter.tick & pend), tb.waddr.eq(pend_slot),
                      tb.wdata.eq(sram.rdata), tb.wowned.eq(pend_owned),
@@ -194,22 +195,22 @@ class PhysicalUnifiedBuffer(wiring.Component):
         return read, addr, counter.tick & valid, sram.rdata.word_select(lane, prm.word_width)
 
     def _sram_port(self, m, sram, cfg, rom, writes, reads):
-        """The single SRAM port: configuration window (run = 0), ROM read, then the streams
-        (a conflict between streams is an error, see above; the first one wins)."""
+        """The single SRAM port (:class:`~.sram.SRAMPort`): configuration window (run = 0), ROM
+        read, then the streams; two streams in one cycle set the sticky ``error`` flag (a
+        schedule bug; the first one wins)."""
         prm = self.params
-        fw, w, saw = prm.fetch_width, prm.word_width, prm.sram_addr_width
-        lane_bits = (fw - 1).bit_length()
+        saw = prm.sram_addr_width
+        m.submodules.sram_port = port = SRAMPort(prm.word_width, prm.fetch_width,
+                                                 prm.sram_depth, len(writes), len(reads))
         rom_read, rom_addr, _, _ = rom
-        with m.If(cfg.win_we & ~self.run):
-            m.d.comb += [sram.addr.eq(cfg.win_addr[lane_bits:]),
-                         sram.we.eq(Const(1, fw) << cfg.win_addr[:lane_bits]),
-                         sram.wdata.eq(Cat(cfg.cfg_wdata[:w] for _ in range(fw)))]
-        with m.Elif(rom_read):
-            m.d.comb += [sram.addr.eq(rom_addr[lane_bits:]), sram.re.eq(1)]
-        for req, addr, data in writes:
-            with m.Elif(req):
-                m.d.comb += [sram.addr.eq(addr[:saw]), sram.we.eq((1 << fw) - 1),
-                             sram.wdata.eq(data)]
-        for req, addr in reads:
-            with m.Elif(req):
-                m.d.comb += [sram.addr.eq(addr[:saw]), sram.re.eq(1)]
+        m.d.comb += [port.win_we.eq(cfg.win_we & ~self.run), port.win_addr.eq(cfg.win_addr),
+                     port.win_data.eq(cfg.cfg_wdata[:prm.word_width]),
+                     port.rom_re.eq(rom_read), port.rom_addr.eq(rom_addr),
+                     sram.addr.eq(port.addr), sram.we.eq(port.we), sram.wdata.eq(port.wdata),
+                     sram.re.eq(port.re), port.clear.eq(cfg.clear_out("error")),
+                     self.error.eq(port.error), cfg.status_in("error").eq(port.error)]
+        for k, (req, addr, data) in enumerate(writes):
+            m.d.comb += [port.wr_req[k].eq(req), port.wr_addr[k].eq(addr[:saw]),
+                         port.wr_data[k].eq(data)]
+        for k, (req, addr) in enumerate(reads):
+            m.d.comb += [port.rd_req[k].eq(req), port.rd_addr[k].eq(addr[:saw])]

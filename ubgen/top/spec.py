@@ -10,17 +10,35 @@ from ..arch import WORD_WIDTH, Arch
 from ..array.layout import ArrayLayout
 from ..array.tilespec import TILE_ADDR_WIDTH
 
-__all__ = ["CONTROL", "ControlRegister", "GLB_BASE", "TILE_BASE", "TILE_ID_SHIFT",
-           "TILE_ID_BITS", "WORD_SHIFT", "REGION_SHIFT", "TILE_REGION_BIT", "top_address_map",
-           "tile_address", "glb_address", "control_address", "tile_spans"]
+__all__ = ["CONTROL", "ControlRegister", "GLB_BASE", "GLB_ROWS_BASE", "TILE_BASE",
+           "TILE_ID_SHIFT", "TILE_ID_BITS", "WORD_SHIFT", "REGION_SHIFT", "TILE_REGION_BIT",
+           "AXI_DATA_WIDTH", "AXI_ID_WIDTH", "top_address_map", "tile_address", "glb_address",
+           "glb_row_address", "control_address", "tile_spans", "PORTS"]
 
 WORD_SHIFT = 2              # byte address = word index << 2 (32-bit words)
 REGION_SHIFT = 28           # bits 31..28 select the control (0) or GLB (1) region
 TILE_REGION_BIT = 31        # bit 31 set: the tile configuration region
 GLB_BASE = 1 << REGION_SHIFT                                  # 0x1000_0000
+GLB_ROWS_BASE = 2 << REGION_SHIFT                             # 0x2000_0000
 TILE_BASE = 1 << TILE_REGION_BIT                              # 0x8000_0000
 TILE_ID_SHIFT = WORD_SHIFT + TILE_ADDR_WIDTH                  # reg_offset << 2: bits 17..2
 TILE_ID_BITS = TILE_REGION_BIT - TILE_ID_SHIFT                # bits 30..18
+
+
+AXI_DATA_WIDTH = 64         # the burst port's data bus (one GLB row of four words per beat)
+AXI_ID_WIDTH = 4
+
+# The top's two host ports (docs/top.md): what a host driver needs to know about each.
+PORTS = {
+    "s_axil": {"protocol": "AXI4-Lite", "data_width": 32,
+               "doc": "one 32-bit access at a time; whole-word writes only (all four strobes)"},
+    "s_axi": {"protocol": "AXI4", "data_width": AXI_DATA_WIDTH, "id_width": AXI_ID_WIDTH,
+              "bursts": ["FIXED", "INCR", "WRAP"], "max_len": 256,
+              "doc": "bursts, one at a time; a beat is one GLB row (4 words) in the glb_rows "
+                     "window, else up to two 32-bit registers (each half with all four "
+                     "strobes set, or none); BRESP is SLVERR if any access of the burst was "
+                     "rejected, RRESP per beat"},
+}
 
 
 @dataclass(frozen=True)
@@ -58,7 +76,14 @@ def control_address(name: str) -> int:
 
 
 def glb_address(word: int) -> int:
+    """The 32-bit slot of GLB word ``word`` (the word in its low 16 bits)."""
     return GLB_BASE + (word << WORD_SHIFT)
+
+
+def glb_row_address(word: int) -> int:
+    """The byte address of GLB word ``word`` in the row window (16-bit words packed, four to
+    a 64-bit row, little-endian)."""
+    return GLB_ROWS_BASE + 2 * word
 
 
 def tile_address(tile_id: int, reg_offset: int) -> int:
@@ -94,6 +119,11 @@ def top_address_map(arch: Arch, cores=None) -> dict:
                 "banks": g.banks,
                 "bank_words": g.bank_words, "order": "bank-major",
                 "doc": "host access only while START = 0"},
+        "glb_rows": {"base": GLB_ROWS_BASE, "stride": WORD_WIDTH // 8, "row_bytes": 8,
+                     "bytes": g.banks * g.bank_words * WORD_WIDTH // 8,
+                     "doc": "the same words packed (byte address = base + 2 * word, "
+                            "little-endian), any byte strobes; only while START = 0"},
+        "ports": PORTS,
         "tiles": {"base": TILE_BASE, "tile_id_shift": TILE_ID_SHIFT,
                   "reg_offset_shift": WORD_SHIFT,
                   "doc": "register address = tile base + 4 * offset", "kinds": kinds,

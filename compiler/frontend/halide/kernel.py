@@ -78,15 +78,20 @@ class KernelBuilder:
         if isinstance(e, SelE):
             return Call("select", (self.conv(e.c, None), self.conv(e.a, t), self.conv(e.b, t)))
         op = e.op
+        k = _const_of(e.b)
+        if op == "/" and (k is None or k <= 0 or k & (k - 1)):
+            if t.signed:
+                raise HalideError(f"{w}division of signed values: the PE divides unsigned "
+                                  f"words only (UDIV): {show(e)}")
+            return Call("udiv", (self.conv(e.a, t), self.conv(e.b, t)))
         if op in ("<<", ">>", "/", "%"):
             a = self.conv(e.a, t)
-            k = _const_of(e.b)
             if k is None:
                 raise HalideError(f"{w}'{op}' needs a constant right operand: {show(e)}")
             if op in ("/", "%"):
                 if k <= 0 or k & (k - 1):
-                    raise HalideError(f"{w}division by {k}: only powers of two are supported "
-                                      f"(the PE has no divider): {show(e)}")
+                    raise HalideError(f"{w}division by the constant {k}: only powers of two "
+                                      f"are supported: {show(e)}")
                 if op == "%":
                     return Call("and", (a, Const(k - 1, t)))
                 k = k.bit_length() - 1

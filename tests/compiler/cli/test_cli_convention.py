@@ -41,21 +41,24 @@ TRANSPOSED = ("import numpy as np\n"
 def test_ubc_help_lists_every_subcommand():
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     assert set(sub.choices) == {"schedule", "map", "compile", "netlist", "sweep", "pnr", "sim",
-                                "evaluate"}
+                                "regress", "evaluate", "fpga"}
 
 
 def test_shipped_arrays_smallest_first():
-    assert shipped_arrays() == ["cgra_4x4", "cgra_8x8", "cgra_4x16", "cgra_16x32"]
+    assert shipped_arrays() == ["cgra_2x2", "cgra_4x4", "cgra_8x8", "cgra_4x16", "cgra_16x32"]
 
 
 def test_default_arch_is_the_smallest_that_fits_and_says_why():
     result, choice = compile_on_smallest("gaussian", SMALL["gaussian"])
-    assert result.arch.name == choice.arch == "cgra_4x4" and choice.passed_over == []
+    assert result.arch.name == choice.arch == "cgra_8x8"      # 13 PEs: 9 taps, MACs fused
+    assert choice.passed_over == ["cgra_2x2: needs 13 PE tiles, has 2",
+                                  "cgra_4x4: needs 13 PE tiles, has 12"]
     result, choice = compile_on_smallest("harris")
     assert choice.arch == "cgra_16x32"
-    assert choice.passed_over[0] == "cgra_4x4: needs 78 PE tiles, has 12"
+    assert choice.passed_over[:2] == ["cgra_2x2: needs 78 PE tiles, has 2",
+                                   "cgra_4x4: needs 78 PE tiles, has 12"]
     assert choice.describe("harris").startswith(
-        "arch cgra_16x32: the smallest shipped array harris fits; passed over: cgra_4x4")
+        "arch cgra_16x32: the smallest shipped array harris fits; passed over: cgra_2x2")
 
 
 def test_routing_default_places_and_routes_too():
@@ -66,7 +69,7 @@ def test_routing_default_places_and_routes_too():
 
 def test_an_app_that_fits_no_shipped_array_is_one_line(capsys):
     """Negative control of the default rule: srcnn needs more IO tiles than any array has."""
-    with pytest.raises(FitError, match=r"^srcnn fits no shipped array \(cgra_4x4: needs "):
+    with pytest.raises(FitError, match=r"^srcnn fits no shipped array \(cgra_2x2: needs "):
         compile_on_smallest("srcnn")
     assert main(["compile", "srcnn"]) == 2
     err = capsys.readouterr().err
@@ -76,11 +79,12 @@ def test_an_app_that_fits_no_shipped_array_is_one_line(capsys):
 def test_ubc_compile_says_which_arch(capsys):
     assert main(["compile", "gaussian", "--size", "width=16", "--size", "height=12"]) == 0
     assert capsys.readouterr().out.startswith(
-        "arch cgra_4x4: the smallest shipped array gaussian fits and routes on\n")
+        "arch cgra_8x8: the smallest shipped array gaussian fits and routes on; passed over: "
+        "cgra_2x2: needs 13 PE tiles, has 2; cgra_4x4: needs 13 PE tiles, has 12\n")
     assert main(["compile", "gaussian", "--size", "width=16", "--size", "height=12",
                  "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
-    assert rep["arch"] == "cgra_4x4" and "smallest shipped array" in rep["arch_choice"]
+    assert rep["arch"] == "cgra_8x8" and "smallest shipped array" in rep["arch_choice"]
     assert main(["compile", "gaussian", "--arch", "cgra_8x8", "--json"]) == 0
     assert "arch_choice" not in json.loads(capsys.readouterr().out)     # named: no choice
 
@@ -88,8 +92,8 @@ def test_ubc_compile_says_which_arch(capsys):
 def test_unknown_arch_lists_the_shipped_ones(capsys):
     assert main(["schedule", "gaussian", "--arch", "cgra_9x9"]) == 2
     err = capsys.readouterr().err
-    assert err == ("ubc: error: unknown arch 'cgra_9x9'; shipped archs: cgra_16x32, cgra_4x16, "
-                   "cgra_4x4, cgra_8x8, pub, pub_small (or the path of a .toml constraints "
+    assert err == ("ubc: error: unknown arch 'cgra_9x9'; shipped archs: cgra_16x32, cgra_2x2, "
+                   "cgra_4x16, cgra_4x4, cgra_8x8, pub, pub_small (or the path of a .toml constraints "
                    "file)\n")
 
 
@@ -117,7 +121,7 @@ def test_sweep_point_without_arch_takes_the_smallest_fitting_array():
     r = evaluate_point("gaussian", {"unroll": 2})
     assert r["status"] == "ok" and r["arch"] == "cgra_8x8"
     assert r["arch_choice"].startswith("arch cgra_8x8: the smallest shipped array the point "
-                                       "fits; passed over: cgra_4x4: out of ")
+                                       "fits; passed over: cgra_2x2: out of ")
     named = evaluate_point("gaussian", {"unroll": 2, "arch": "cgra_16x32"})
     assert named["arch"] == "cgra_16x32" and "arch_choice" not in named
 

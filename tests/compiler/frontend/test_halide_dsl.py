@@ -119,6 +119,22 @@ def test_unsharp_two_stage_compute_at_with_halo():
     crosscheck(sharp, {"input": rand((14, 8), s16)}, (12, 6))
 
 
+def test_unsigned_division_is_the_pe_divider_and_matches_halide():
+    """``/`` of unsigned values by a value or by a constant that is not a power of two is the
+    PE's UDIV (``x / 0 = 0``, Halide's convention); powers of two stay shifts."""
+    x, y = Var("x"), Var("y")
+    num, den = Input("num", u16), Input("den", u16)
+    q = Func("q")
+    q[x, y] = num[x, y] / den[x, y] + num[x, y] / 7 + num[x, y] / 4
+    prog = Pipeline(q).lower("div", (8, 4))
+    calls = [n.op for n in prog.op("q").kernel.nodes() if hasattr(n, "op")]
+    assert calls.count("udiv") == 2 and "lshr" in calls
+    dens = rand((8, 4))
+    dens[0, :] = 0
+    dens[1, :] = 1
+    crosscheck(q, {"num": rand((8, 4)), "den": dens}, (8, 4))
+
+
 def test_downsample_and_upsample():
     x, y = Var("x"), Var("y")
     xo, xi = Var("xo"), Var("xi")
@@ -192,8 +208,11 @@ def test_dsl_errors_are_one_line():
     f[x, y] = inp[inp[x, y], y]
     cases.append((f, (4, 4), "func datadep: non-affine index"))
     f = Func("div3")
-    f[x, y] = inp[x, y] / 3
-    cases.append((f, (4, 4), "func div3: division by 3"))
+    f[x, y] = Input("sin", s16)[x, y] / 3
+    cases.append((f, (4, 4), "func div3: division of signed values"))
+    f = Func("mod3")
+    f[x, y] = inp[x, y] % 3
+    cases.append((f, (4, 4), "func mod3: division by the constant 3"))
     f = Func("mixed")
     f[x, y] = inp[x, y] + Input("s", s16)[x, y]
     cases.append((f, (4, 4), "func mixed: operands of '\\+' have types u16 and s16"))

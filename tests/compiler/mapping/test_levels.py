@@ -56,9 +56,18 @@ def test_store_in_reaches_mapping_and_the_netlist():
     assert res.impls["box"].level == "MEM" and res.impls["box"].mems == 1
     assert res.impls["hw_input"].level in ("MEM", "REG")     # the accelerator's copy
     assert check_result(res).ok
-    # without the hint the same buffer is MEM as well (128 words); REG cannot hold it
-    with pytest.raises(MappingError, match="buffer box: stored in registers but 1 memory"):
-        compile_app(box("REG"), ARCH)
+    # in registers the accumulator's zeros are written next to its first update
+    # (compiler.schedule.init_place), so the registers hold it
+    reg = compile_app(box("REG"), ARCH)
+    assert reg.impls["box"].level == "REG" and reg.impls["box"].mems == 0
+    assert reg.scheduled.optimized.info.get("init_placed") == ["box"]
+    assert check_result(reg).ok
+    # at width 64 the input's copy keeps two rows of 64 for the window: registers cannot
+    prog = load_app(str(ROOT / "examples" / "halide_box_blur.py"),
+                    {"width": 64, "height": 8}).program
+    prog.buffers["hw_input"].level = "REG"
+    with pytest.raises(MappingError, match="buffer hw_input: stored in registers but 1 memory"):
+        compile_app(prog, ARCH)
 
 
 def test_glb_level_is_obeyed_or_refused_in_one_line():

@@ -1,4 +1,6 @@
 """map_buffer end to end on the thesis/paper examples, checked by the register-driven model."""
+from dataclasses import replace
+
 import islpy as isl
 import pytest
 
@@ -82,6 +84,20 @@ def test_register_width_error_names_the_buffer():
     impl = map_buffer(ub, "pub")
     with pytest.raises(RegisterWidthError, match="^buffer late: "):
         impl.pubs[0].registers(load_arch("pub").pub)
+
+
+def test_extent_beyond_the_extent_registers_names_buffer_and_field():
+    """A 5000-pixel row: a loop longer than the 12-bit extent registers is refused with one
+    line naming the buffer, the controller and the register (never wrapped); an arch with
+    13-bit extents takes the same buffer."""
+    impl = map_buffer(line_buffer(delays=(64,), n=5000, rows=2, name="wide"), "pub")
+    prm = load_arch("pub").pub
+    with pytest.raises(RegisterWidthError, match=r"^buffer wide: in2agg_0: extent\[0\] = 5000 "
+                                                 r"does not fit 12 bits \(in2agg_0_extent_m1_0\)$"):
+        impl.pubs[0].registers(prm)
+    wide = replace(prm, controller=replace(prm.controller, extent_width=13))
+    regs = impl.pubs[0].registers(wide)[0]
+    assert regs["in2agg_0_extent_m1_0"] == 4999 and regs["tb2out_0_extent_m1_0"] == 4999
 
 
 def test_threshold_moves_delays_to_memory():

@@ -19,6 +19,7 @@ from tests.ubgen.test_mem_register_file import run_registers
 from ubgen.arch import MemParams, PUBParams, load_arch
 from ubgen.controller import AffineMap, ControllerConfig
 from ubgen.mem.spec import RF_ENABLE, mem_regmap, rf_ports
+from ubgen.regmap import RegisterMap
 
 from .test_registers_lanes import accumulator, weights
 
@@ -55,8 +56,11 @@ def test_two_banks_share_a_tile_at_consecutive_bases():
     # controllers' registers; no other PUB register touched
     rm = mem_regmap(PUB, MEM)
     names = {r.name for r in rm.registers}
-    borrowed = {r.name for r in rm.registers
-                if any(r.name.startswith(p.layout.name + "_") for p in PORTS.values())}
+    lent = RegisterMap("lent")        # the registers of the borrowed controllers
+    for layout in {lay.name: lay for p in PORTS.values() for lay in (p.layout, p.timing)
+                   }.values():
+        layout.add_registers(lent)
+    borrowed = {r.name for r in lent.registers}
     assert set(regs) <= names and not set(regs) & {"mode", "chain_en", "tile_id"}
     assert set(regs) == {RF_ENABLE} | borrowed
     data = [{c: 100 + c for c in range(40)}, {c: 200 + c for c in range(40)}]

@@ -1,5 +1,5 @@
 """Circular buffers across a tile loop (thesis Fig. 4.1 + §5.6), the exact SRAM aliasing check,
-delay memories laid out by their stream, and bank selection (camera's demosaic, §5.2)."""
+delay memories laid out by their stream, and bank selection (a 2x2-unrolled demosaic, §5.2)."""
 from dataclasses import replace
 
 import numpy as np
@@ -133,8 +133,8 @@ def test_sram_check_finds_aliasing_of_live_words():
 
 def demosaic_like(delay: int, width=32, rows=6, readers=1):
     """Four writers of ``x mod 4 = k`` landing together every 4 cycles (an unrolled producer,
-    like camera's 2x2 demosaic) and one reader of every pixel at one per cycle, ``delay``
-    cycles after the quad lands (``readers`` identical readers: camera's colour correction
+    like a demosaic unrolled over 2x2 quads) and one reader of every pixel at one per cycle,
+    ``delay`` cycles after the quad lands (``readers`` identical readers: a colour correction
     reads each channel three times)."""
     ports = []
     for k in range(4):

@@ -31,10 +31,10 @@ def test_evaluation_document(monkeypatch, tmp_path):
                   "Thesis Table 7.3", "Thesis Table 7.4", "Thesis Table 7.8",
                   "Thesis Figure 7.5", "Place and route of the Table IV points"):
         assert f"## {title}" in text, title
-    assert "| gaussian | 11 | 19 |" in text                  # the netlist's PEs, paper's 19
+    assert "| gaussian | 13 | 19 |" in text                  # the netlist's PEs, paper's 19
     assert "| 4102 |" in text and "| 11784 |" in text and "| 9807 |" in text
     pnr = text.split("## Place and route")[1].split("## ")[0]
-    assert "| gaussian | 11 | 0 | 2 |" in pnr and "| pass |" in pnr     # placed, routed, checked
+    assert "| gaussian | 13 | 0 | 2 |" in pnr and "| pass |" in pnr     # placed, routed, checked
     assert "bench/area.py failed: yosys not run in this test" in text
     assert (img / "fig7_5_gaussian.png").read_bytes()[:4] == b"\x89PNG"
     assert "](img/fig7_5_gaussian.png)" in text
@@ -50,3 +50,53 @@ def _small_plan():
         app, params = SMALL[label]
         tasks[f"fw1 {label}"] = ev.Task(app, dict(params, fetch_width=1), ("schedule",))
     return tasks
+
+
+def test_fpga_only_rerenders_the_fpga_tables(tmp_path):
+    """``ubc evaluate --fpga-only``: the FPGA sections of the evaluation document and the marked
+    tables of docs/fpga.md come again from the records, the rest stays; a document without the
+    markers is refused."""
+    import json
+    import pytest
+    data = tmp_path / "data"
+    data.mkdir()
+    rec = {"luts": 661, "ffs": 715, "wrapper_ffs": 96, "brams": 2, "dsps": 0, "fmax_mhz": 120.04,
+           "cycles_measured": 4103, "pixels": 3844, "ns_per_pixel": 8.89, "minutes": 0.8}
+    (data / "fpga_apps.json").write_text(json.dumps({"gaussian": rec, "gemm": {
+        "error": "stopped after 900 s", "minutes": 15.0}}))
+    (data / "fig7_11.json").write_text(json.dumps({
+        "thesis_clock_mhz": 900, "cpu": "x86", "reps": 3, "autoscheduler": "Mullapudi2016",
+        "rows": [{"app": "gaussian", "pixels": 3844, "cycles_predicted": 4103,
+                  "cgra_ns": 1.19, "fpga_ns": 8.89, "cpu_ns": 5.0}]}))
+    out, doc = tmp_path / "evaluation.md", tmp_path / "fpga.md"
+    out.write_text("# Evaluation\n\nkept\n\n## The applications' FPGA designs (stale)\n\nSTALE\n")
+    doc.write_text("intro\n<!-- FPGA-APP-TABLE -->\nSTALE\n<!-- /FPGA-APP-TABLE -->\nmiddle\n"
+                   "<!-- FIG-7-11-TABLE -->\n<!-- /FIG-7-11-TABLE -->\nend\n")
+    ev.render_fpga_only(out, doc, data)
+    text, md = out.read_text(), doc.read_text()
+    assert text.startswith("# Evaluation\n\nkept\n\n## The applications' FPGA designs (thesis")
+    assert "stale" not in text and "STALE" not in text
+    assert text.count("## The applications' FPGA designs") == 1
+    assert "| gaussian | 661 | 715 (96) | 2 | 0 | 120.0 | 4103 | 3844 | 8.89 | 0.8 |" in text
+    assert "| gemm | stopped after 900 s |" in text and "## Thesis Figure 7.11" in text
+    assert "STALE" not in md and md.startswith("intro\n") and md.endswith("end\n")
+    assert "| gaussian | 661 |" in md and "| gaussian | 3844 | 4103 predicted | 1.19 | 8.89 |" in md
+    doc.write_text("no markers\n")
+    with pytest.raises(ValueError, match="FPGA-APP-TABLE"):
+        ev.render_fpga_only(out, doc, data)
+
+
+def test_energy_sections_render_the_table_and_say_when_unmeasured():
+    from compiler.sweep.evaluate import energy_sections
+    text = "\n".join(energy_sections(None))
+    assert text.count("Not measured") == 1             # no table, so no app section either
+    def design(label, pj, total):
+        return {"label": label, "pj_per_access": pj, "sram_pct": 50.0,
+                "by_scale": {s: {"total_pj": total * f} for s, f in
+                             (("0.5", 0.5), ("1.0", 1.0), ("1.5", 1.5))}}
+    t = {"designs": {"pub": design("4 Wide SP SRAM +AGG +TB +AGs (PUB)", 2.0, 100.0),
+                     "dp": design("DP SRAM + AG", 4.0, 400.0)},
+         "ratio_pub_over_dp": {"0.5": 0.4, "1.0": 0.5, "1.5": 0.6}}
+    text = "\n".join(energy_sections({"table_7_2": t}))
+    assert "PUB / DP+AG = 0.50" in text and "whole line buffer" in text and ": 0.25 (" in text
+    assert "| DP SRAM + AG | 4.00 |" in text and "not built yet" in text   # buffet, DP + PEs

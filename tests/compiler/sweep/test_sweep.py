@@ -191,7 +191,8 @@ def test_cli_json_plot_and_errors(tmp_path, capsys):
     for bad, needle in ((["--param", "unroll"], "NAME=V1,V2"),
                         (["--param", "unrol=1"], "no size 'unrol'"),
                         (["--param", "arch=cgra_1x1"], "unknown arch 'cgra_1x1'; shipped archs: cgra_16x32"),
-                        (["--stages", "schedule,sim"], "unknown stage"),
+                        (["--stages", "schedule,simulate"], "unknown stage"),
+                        (["--stages", "schedule,sim"], "the sim stage needs the pnr stage"),
                         (["--workers", "-1"], "--workers"),
                         (["--plot", str(tmp_path / "no" / "p.png")], "does not exist")):
         assert main(["sweep", "gaussian", "--workers", "0", "--no-cache"] + bad) == 2

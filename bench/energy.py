@@ -1,0 +1,162 @@
+"""Energy figures from simulated switching (docs/energy.md): thesis Table 7.2's energy columns,
+their sensitivity to the SRAM energies, the negative controls and the per-application energy
+(the analogue of thesis Figs. 7.3 and 7.10).
+
+    .venv/bin/python bench/energy.py [--table] [--apps gaussian@cgra_4x4 ...] [--controls]
+                                     [--out build/bench/energy.json] [--img docs/img]
+
+What is MEASURED: the toggles of every net of the generated RTL mapped by Yosys to CMOS gates
+(the mapping of bench/area.py) and the SRAM macros' accesses, in Verilator, with the stimulus of
+the 3x3 convolution's line buffer (Table 7.2) or the application's own configuration and data
+through the ``make sim`` host testbench (per application). What is MODELLED:
+``ubgen/constraints/energy.toml`` (gate, wire, hop and clock capacitances, Vdd, the SRAM access
+energies). Heavy: the first gate-level model of an arch takes tens of minutes to build (cached
+under build/energy/); run it with ``nice``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from compiler.figures import THESIS_7_2_ENERGY  # noqa: E402
+from sim.energy.gates import EnergyError  # noqa: E402
+
+OUT = ROOT / "build" / "bench" / "energy.json"
+IMG = ROOT / "docs" / "img"
+SCALES = (0.5, 1.0, 1.5)
+# (app, arch, sizes): the per-application points; the controls use gaussian on cgra_4x4
+APPS = [("gaussian", "cgra_4x4", {}), ("upsample", "cgra_4x4", {}),
+        ("gaussian", "cgra_8x8", {}), ("unsharp", "cgra_8x8", {})]
+
+
+def table(log=print) -> dict:
+    """Table 7.2's energy columns for the built designs, at every SRAM scale of
+    :data:`SCALES` (re-priced from the same simulations), and the all-zero-image control."""
+    from sim.energy.blocks import DESIGNS, design_energy
+    from sim.energy.model import load_tech
+    base = load_tech()
+    out = {"designs": {}, "scales": list(SCALES)}
+    for design in DESIGNS:
+        runs = design_energy(design, base, log=log, scales=SCALES)
+        zero = design_energy(design, base, zero=True, log=log)
+        out["designs"][design] = dict(runs, zero_image=zero)
+    d = out["designs"]
+    out["ratio_pub_over_dp"] = {str(s): round(d["pub"]["by_scale"][str(s)]["pj_per_access"]
+                                              / d["dp"]["by_scale"][str(s)]["pj_per_access"],
+                                              3) for s in SCALES}
+    out["thesis"] = THESIS_7_2_ENERGY
+    return out
+
+
+def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print) -> dict:
+    """One application on the gate-level accelerator: compile, place, route, bundle (the
+    app's inputs, or all-zero inputs with their own golden for the control), run, price."""
+    import numpy as np
+    from compiler.interp import run as interp
+    from compiler.pipeline import compile_app
+    from compiler.backend.bundle import make_bundle
+    from sim.energy.report import energy_record
+    t = time.perf_counter()
+    r = compile_app(app, arch, sizes or None, until="bundle")
+    bundle = r.bundle
+    if zero:
+        inputs = {k: np.zeros_like(v) for k, v in r.inputs.items()}
+        bundle = make_bundle(r.netlist, r.arch, r.pnr, inputs, interp(r.program, inputs))
+    compile_s = time.perf_counter() - t
+    e = energy_record(bundle, r.arch, r.program, log=log)
+    return {"app": app, "arch": arch, "sizes": sizes, "zero_inputs": zero,
+            "compile_seconds": round(compile_s, 1), "energy": e,
+            "configured_tiles": configured_tiles(bundle, r.arch)}
+
+
+def configured_tiles(bundle: dict, arch) -> list[str]:
+    """``tile_r<r>_c<c>`` of every tile the bitstream writes a register of (the others keep
+    their reset configuration: no core operation, no route)."""
+    from ubgen.top.spec import TILE_ID_BITS, TILE_ID_SHIFT, TILE_REGION_BIT
+    cols = arch.array.columns
+    ids = {(a >> TILE_ID_SHIFT) & ((1 << TILE_ID_BITS) - 1) for a, _ in bundle["bitstream"]
+           if a >> TILE_REGION_BIT & 1}
+    return sorted(f"tile_r{i // cols}_c{i % cols}" for i in ids)
+
+
+def format_table(t: dict) -> str:
+    th = t["thesis"]
+    lines = ["Thesis Table 7.2, energy columns (ours: gate-level switching, FreePDK45; thesis: "
+             "16 nm)", f"{'design':<38} {'pJ/access':>9} {'SRAM %':>7}   thesis",
+             "-" * 70]
+    for key, d in t["designs"].items():
+        s = d["by_scale"]["1.0"]
+        ref = th.get(d["label"])
+        lines.append(f"{d['label']:<38} {s['pj_per_access']:>9.3f} {s['sram_pct']:>6.1f}%   "
+                     + (f"{ref[0]} pJ, {ref[1]}%" if ref else "-"))
+    r = t["ratio_pub_over_dp"]
+    lines.append(f"PUB / DP+AG = {r['1.0']:.2f} (thesis {th['ratio']:.2f}); with the SRAM "
+                 f"energies x0.5: {r['0.5']:.2f}, x1.5: {r['1.5']:.2f}")
+    for key, d in t["designs"].items():
+        z, s = d["zero_image"], d["by_scale"]["1.0"]
+        lines.append(f"control {key}: all-zero image {z['dynamic_logic_pj']:.0f} pJ of logic "
+                     f"switching vs {s['dynamic_logic_pj']:.0f} pJ on the random image")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--table", action="store_true", help="Table 7.2's energy columns")
+    ap.add_argument("--apps", nargs="*", metavar="APP@ARCH",
+                    help="per-application points (default with no option: "
+                         + ", ".join(f"{a}@{b}" for a, b, _ in APPS) + ")")
+    ap.add_argument("--controls", action="store_true",
+                    help="the array's negative controls: gaussian on cgra_4x4 with all-zero "
+                         "inputs, and 32x32 against 32x64 (twice the output pixels)")
+    ap.add_argument("--out", default=str(OUT), help="JSON output (merged into an existing one)")
+    ap.add_argument("--img", default=str(IMG), help="directory of the energy plots")
+    args = ap.parse_args(argv)
+    if not (args.table or args.apps is not None or args.controls):
+        args.table, args.apps, args.controls = True, [f"{a}@{b}" for a, b, _ in APPS], True
+    out = Path(args.out)
+    result = json.loads(out.read_text()) if out.exists() else {}
+    try:
+        if args.table:
+            result["table_7_2"] = table()
+            print(format_table(result["table_7_2"]))
+        points = result.setdefault("apps", {})
+        for spec in args.apps or []:
+            app, _, arch = spec.partition("@")
+            p = app_point(app, arch or "cgra_4x4", {})
+            points[f"{app}@{p['arch']}"] = p
+            e = p["energy"]
+            print(f"{app} on {p['arch']}: {e['pj_per_pixel']} pJ/pixel, {e['pj_per_op']} pJ/op, "
+                  f"passed {e['passed']}, gate-level run {e['energy_seconds']} s")
+        if args.controls:
+            c = result.setdefault("controls", {})
+            c["zero"] = app_point("gaussian", "cgra_4x4", {}, zero=True)
+            c["random"] = points.get("gaussian@cgra_4x4") or app_point("gaussian", "cgra_4x4",
+                                                                       {})
+            c["half"] = app_point("gaussian", "cgra_4x4", {"width": 32, "height": 32})
+            c["double"] = app_point("gaussian", "cgra_4x4", {"width": 32, "height": 64})
+    except EnergyError as e:
+        print(f"energy: error: {e}", file=sys.stderr)
+        return 2
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    if result.get("apps"):
+        from sim.energy.report import plot_breakdown
+        recs = list(result["apps"].values())
+        for per in ("pixel", "op"):
+            p = plot_breakdown(recs, Path(args.img) / f"energy_per_{per}.png", per)
+            print(f"wrote {p}")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""``make sim APP=... ENERGY=1`` (``ubc sim APP --energy``): the application's energy on the
+gate-level accelerator, per output pixel and per operation, by category (docs/energy.md), added
+to the run's JSON record under ``energy``; and the stacked-bar plot of several records (the
+analogue of thesis Figs. 7.3 and 7.10).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from .array import CATEGORIES, run_energy
+from .model import load_tech
+
+__all__ = ["operations", "energy_record", "plot_breakdown", "HELP"]
+
+HELP = ("also measure the run's energy: the arch's cgra_top mapped to gates (Yosys) and run "
+        "through the same host testbench with its switching counted (docs/energy.md). The "
+        "first run on an arch characterises it: Yosys synthesis (~10 min for cgra_4x4) and a "
+        "Verilator build of the gate-level model (30-60 min on a loaded 2-core machine), both "
+        "cached; later runs add one gate-level simulation")
+
+
+def operations(program) -> int:
+    """Kernel operations the application performs: every op instance (the product of its
+    loops' extents) times the PE operations of its kernel (lookups count one each)."""
+    from compiler.ir.expr import Call, Lookup
+    total = 0
+    for op in program.ops():
+        if op.kernel is None:
+            continue
+        n = sum(isinstance(e, (Call, Lookup)) for e in op.kernel.nodes())
+        total += n * math.prod(lp.extent for lp in op.loops)
+    return total
+
+
+def energy_record(bundle: dict, arch, program, sram_scale: float = 1.0, log=print) -> dict:
+    """The ``energy`` field of a ``make sim`` record: the gate-level run's verdict and
+    energy, per output pixel (the words the host reads back) and per operation."""
+    tech = load_tech().scaled(sram_scale)
+    e = run_energy(bundle, arch, tech, log=log)
+    pixels = len(bundle["glb_outputs"])
+    ops = operations(program)
+    e.update(output_pixels=pixels, operations=ops,
+             pj_per_pixel=round(e["total_pj"] / pixels, 3) if pixels else None,
+             pj_per_op=round(e["total_pj"] / ops, 4) if ops else None,
+             pj_per_pixel_by_category={c: round(v / pixels, 4) for c, v in
+                                       e["categories_pj"].items()} if pixels else {})
+    return e
+
+
+def plot_breakdown(records: list[dict], path: Path, per: str = "pixel") -> Path:
+    """Stacked bars of energy per output pixel (``per="pixel"``) or per operation, one bar per
+    record (app on arch), one segment per category."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(records) + 2), 3.6))
+    labels = [f"{r['app']}\n{r['arch']}" for r in records]
+    bottom = [0.0] * len(records)
+    for cat in CATEGORIES:
+        vals = []
+        for r in records:
+            e = r["energy"]
+            div = e["output_pixels"] if per == "pixel" else e["operations"]
+            vals.append(e["categories_pj"].get(cat, 0.0) / div if div else 0.0)
+        ax.bar(labels, vals, bottom=bottom, label=cat)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_ylabel(f"pJ per {'output pixel' if per == 'pixel' else 'operation'}")
+    tech = records[0]["energy"]["technology"] if records else ""
+    ax.set_title(f"Energy per {'output pixel' if per == 'pixel' else 'operation'} "
+                 f"(gate-level switching, {tech})", fontsize=9)
+    ax.legend(fontsize=7, ncol=3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

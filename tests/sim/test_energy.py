@@ -1,0 +1,173 @@
+"""The energy flow's parts (docs/energy.md): the switching counters of the gate-level netlist
+on a tiny design in Verilator (quiet inputs count no data toggles, nothing is counted outside the
+window, SRAM accesses are counted exactly), the energy arithmetic, the SRAM model, the
+categories, the command line's one-line errors. The Table 7.2 designs and whole-array runs are
+large: tests/rtl/test_energy_rtl.py (regress)."""
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sim.energy.gates import EnergyError, ModuleInfo, emit_verilog, parse_counts, synthesize
+from sim.energy.model import energy, load_tech
+from sim.energy.sram import organisation
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """The tiny design mapped to gates, instrumented, built with its testbench."""
+    from sim.runner import build_model
+    work = tmp_path_factory.mktemp("tiny")
+    netlist = synthesize([DATA / "energy_tiny.v"], "tiny", work / "synth")
+    files, infos = emit_verilog(netlist, "tiny", work / "gl")
+    m = build_model(name="energy_tiny", sources=[*files, DATA / "energy_tiny_tb.v"], top="tb",
+                    timing=True, opt="-O0")
+
+    def run(scenario: int) -> dict:
+        out = subprocess.run([str(m.binary), f"+scenario={scenario}"], capture_output=True,
+                             text=True, check=True).stdout
+        return parse_counts(out)
+    return run, infos, netlist
+
+
+def _sum(counts, key):
+    return sum(m[key] for m in counts["modules"].values())
+
+
+def test_quiet_inputs_count_clock_cycles_and_no_data_toggles(tiny):
+    run, infos, _ = tiny
+    c = run(0)
+    assert _sum(c, "cycles") >= 40
+    assert _sum(c, "tdrv") == 0 and _sum(c, "tfan") == 0
+    (sram,) = c["srams"].values()
+    assert sram["reads"] == 0 and sram["writes"] == 0
+    assert sum(i.ffs for i in infos.values()) >= 8           # q (rd is the macro's port)
+
+
+def test_nothing_is_counted_outside_the_window(tiny):
+    run, _, _ = tiny
+    c = run(1)
+    assert _sum(c, "cycles") == 0 and _sum(c, "tdrv") == 0 and _sum(c, "tfan") == 0
+
+
+def test_running_accumulator_toggles_and_sram_accesses_are_exact(tiny):
+    run, infos, _ = tiny
+    c1, c3 = run(2), run(3)
+    (s,) = c1["srams"].values()
+    assert (s["kind"], s["depth"], s["width"]) == ("dp", 256, 8)
+    assert s["writes"] == 10 and s["reads"] == 7
+    # q counts 0, 1, 2, ... over 40 cycles: its bit i toggles about 40 / 2^i times
+    assert _sum(c1, "tdrv") >= sum(40 >> i for i in range(8)) - 8
+    assert _sum(c3, "tdrv") > _sum(c1, "tdrv")               # more bits move with a = 3
+    tech = load_tech()
+    b = energy(c1, infos, tech, lambda path, mod, part: part)
+    assert b.categories["data"] > 0 and b.categories["clock"] > 0
+    r, w = tech.sram("dp", 256, 8)
+    assert b.categories["sram"] == pytest.approx(7 * r + 10 * w)
+
+
+def test_energy_arithmetic():
+    tech = load_tech()
+    infos = {"m": ModuleInfo("m", "top.m", ffs=10)}
+    counts = {"modules": {"TOP.m": {"module": "m", "tdrv": 100, "tfan": 300, "thop": 5,
+                                    "cycles": 50}}, "srams": {}}
+    b = energy(counts, infos, tech, lambda path, mod, part: part)
+    hv = 0.5 * tech.vdd ** 2 * 1e-3
+    assert b.categories["data"] == pytest.approx(
+        hv * (100 * tech.c_out + 300 * (tech.c_in + tech.c_wire_fanout)))
+    assert b.categories["hop"] == pytest.approx(hv * 5 * tech.c_hop)
+    assert b.categories["clock"] == pytest.approx(2 * hv * 10 * 50 * tech.c_clock)
+    # negative control: counts of a module the netlist does not have are refused
+    with pytest.raises(EnergyError):
+        energy({"modules": {"TOP.x": dict(counts["modules"]["TOP.m"], module="x")},
+                "srams": {}}, infos, tech, lambda *a: "x")
+
+
+def test_sram_model_orders_and_scales():
+    tech = load_tech()
+    assert organisation(512, 64) == (128, 256, 4)         # OpenRAM's 512x64 array
+    sp_r, sp_w = tech.sram("sp", 512, 64)
+    dp_r, dp_w = tech.sram("dp", 2048, 16)
+    assert 0 < sp_r < sp_w and 0 < dp_r < dp_w            # a write swings its columns fully
+    assert tech.sram("sp", 4096, 16)[0] > tech.sram("sp", 2048, 16)[0]   # deeper costs more
+    assert tech.sram("dp", 2048, 16)[0] > tech.sram("sp", 2048, 16)[0]   # the larger cell
+    half = tech.scaled(0.5)
+    assert half.sram("sp", 512, 64)[0] == pytest.approx(sp_r / 2)
+    with pytest.raises(EnergyError, match="no SRAM energy"):
+        tech.sram("qp", 512, 64)                          # no such macro kind
+
+
+def test_bad_assumptions_file_is_one_line(tmp_path):
+    bad = tmp_path / "energy.toml"
+    bad.write_text("[technology]\nname = 'x'\n")
+    with pytest.raises(EnergyError) as e:
+        load_tech(bad)
+    assert "\n" not in str(e.value) and "energy.toml" in str(e.value)
+
+
+def test_parse_counts_reads_both_kinds_of_line():
+    text = ("junk\nUBGEN_ENERGY TOP.top.i_a g_a 1 2 3 4\n"
+            "UBGEN_SRAM TOP.top.i_b mem0 sp 512 64 5 6\n")
+    c = parse_counts(text)
+    assert c["modules"]["TOP.top.i_a"] == {"module": "g_a", "tdrv": 1, "tfan": 2, "thop": 3,
+                                           "cycles": 4}
+    assert c["srams"]["TOP.top.i_b.mem0"]["reads"] == 5
+
+
+def test_array_categories():
+    from sim.energy.array import array_category, tile_of
+    assert array_category("x", "cgra_pe_tile.tile.core.alu", "data") == "PE logic"
+    assert array_category("x", "cgra_pe_tile.tile.sb16", "data") == "interconnect"
+    assert array_category("x", "cgra_mem_tile.tile.core.sram", "sram") == "SRAM"
+    assert array_category("x", "cgra_mem_tile.tile.cb_data_in0", "data") == "interconnect"
+    assert array_category("x", "cgra_io_tile.tile.core", "data") == "GLB/IO"
+    assert array_category("x", "cgra_top_cgra_4x4.glb", "sram") == "GLB/IO"
+    assert array_category("x", "cgra_pe_tile", "clock") == "clock"
+    assert array_category("x", "cgra_pe_tile", "hop") == "interconnect"
+    assert tile_of("TOP.cgra_top.i_array.i_tile_r1_c2.i_tile") == "tile_r1_c2"
+    assert tile_of("TOP.cgra_top.i_glb") is None
+
+
+def test_unsupported_cell_is_a_one_line_error(tmp_path):
+    netlist = {"modules": {"t": {"ports": {}, "netnames": {}, "cells": {
+        "c": {"type": "$_XOR_", "connections": {"A": [2], "B": [3], "Y": [4]}}}}}}
+    with pytest.raises(EnergyError) as e:
+        emit_verilog(netlist, "t", tmp_path)
+    assert "$_XOR_" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_operations_counts_kernel_ops_times_instances():
+    from compiler.pipeline import compile_app
+    from sim.energy.report import operations
+    r = compile_app("gaussian", "cgra_4x4", {"width": 16, "height": 16}, until="frontend")
+    n = operations(r.program)
+    assert n > 0
+    r2 = compile_app("gaussian", "cgra_4x4", {"width": 16, "height": 32}, until="frontend")
+    assert operations(r2.program) > n                       # more pixels, more operations
+
+
+def test_energy_needs_the_array_level(capsys):
+    from sim import main as sim_main
+    assert sim_main.main(["gaussian", "--level", "pub", "--energy"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("sim: error:") and "--energy" in err and "\n" not in err
+
+
+def test_bad_sram_scale_is_refused_before_any_run(capsys):
+    from sim import main as sim_main
+    assert sim_main.main(["gaussian", "--energy", "--sram-scale", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("sim: error:") and "--sram-scale" in err and "\n" not in err
+
+
+def test_energy_window_needs_the_run_and_done_nets():
+    from sim.energy.array import _window
+    nets = {"run": {"bits": [7]}, "done": {"bits": [9]}}
+    assert _window({"modules": {"t": {"netnames": nets}}}, "t") == "n7 & ~n9"
+    # negative control: a top without them (synthesis removed them) cannot be characterised
+    with pytest.raises(EnergyError) as e:
+        _window({"modules": {"t": {"netnames": {"run": {"bits": [7]}}}}}, "t")
+    assert "done" in str(e.value) and "\n" not in str(e.value)

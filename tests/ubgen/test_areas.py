@@ -1,0 +1,46 @@
+"""ubgen.areas: the measured tile areas the compiler reports (docs/array.md "Area"), found by
+the fingerprint of an arch's tile parameters, without Amaranth."""
+from dataclasses import replace
+
+import pytest
+
+from ubgen.arch import load_arch
+from ubgen.areas import AreaDataError, app_area, fingerprint, tile_areas
+
+SHIPPED = ["cgra_4x4", "cgra_8x8", "cgra_4x16", "cgra_16x32"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_shipped_array_has_its_tiles_measured(name):
+    kinds = tile_areas(load_arch(name))
+    assert set(kinds) == {"pe", "mem", "io"}
+    for t in kinds.values():
+        assert t["total_um2"] == pytest.approx(t["logic_um2"] + t["sram_um2"], abs=0.2)
+        assert t["config_words"] > 0 and t["transistors"] > 0
+    # only the MEM tile has an SRAM macro, and it is the largest tile
+    assert kinds["mem"]["sram_um2"] > 0 and kinds["pe"]["sram_um2"] == kinds["io"]["sram_um2"] == 0
+    assert kinds["mem"]["total_um2"] > max(kinds["pe"]["total_um2"], kinds["io"]["total_um2"])
+
+
+def test_array_size_does_not_change_a_tile_but_its_parameters_do():
+    a = load_arch("cgra_4x4")
+    assert fingerprint(a) == fingerprint(replace(a, array=replace(a.array, rows=9, columns=7)))
+    wider = replace(a, array=replace(a.array, tracks=a.array.tracks + 1))
+    assert fingerprint(wider) != fingerprint(a)
+    # negative control: an arch whose tiles were never measured has no figures, one line
+    with pytest.raises(AreaDataError, match=r"arch cgra_4x4: no measured tile areas .*"
+                                            r"bench/tile_area.py --arch cgra_4x4 --write"):
+        tile_areas(wider)
+
+
+def test_app_area_sums_the_tiles_it_occupies():
+    a = load_arch("cgra_8x8")
+    kinds = tile_areas(a)
+    got = app_area(a, {"pe": 3, "mem": 1, "io": 2})
+    assert got["tile_area_um2"] == pytest.approx(3 * kinds["pe"]["total_um2"]
+                                                 + kinds["mem"]["total_um2"]
+                                                 + 2 * kinds["io"]["total_um2"], abs=0.2)
+    assert app_area(a, {"pe": 0, "mem": 0, "io": 0})["tile_area_um2"] == 0
+    a2 = replace(a, pub=replace(a.pub, agg_depth=4))
+    missing = app_area(a2, {"pe": 1})
+    assert missing["tile_area_um2"] is None and "no measured tile areas" in missing["tile_area_note"]
