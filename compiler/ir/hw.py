@@ -24,6 +24,7 @@ class HwParams:
     write_ports: int = 2         # input ports
     fetch_width: int = 4
     tb_depth: int = 2            # wide words of a transpose buffer (thesis §5.5.2)
+    fetch_dims: int = 6          # loop levels of the SRAM -> TB fetch controller (sram2tb)
     cycle_width: int = 20
 
     @property
@@ -41,6 +42,7 @@ class HwParams:
         pub = arch.pub
         return HwParams(read_ports=pub.output_ports, write_ports=pub.input_ports,
                         fetch_width=pub.fetch_width, tb_depth=pub.tb_depth,
+                        fetch_dims=pub.controller.for_kind("sram2tb").max_dims,
                         cycle_width=pub.controller.cycle_width, **kw)
 
     def to_dict(self) -> dict:

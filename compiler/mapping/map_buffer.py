@@ -190,10 +190,8 @@ def map_buffer(ub: UnifiedBuffer, arch: Arch | str,
         try:
             try:
                 return _map_buffer(ub, _arch(arch), threshold, level)
-            except SramConflict:
-                # §5.2: two readers of one block that need the single SRAM port in the same
-                # cycles (each holding its TB word until the next fetch) get a bank each
-                return _map_buffer(ub, _arch(arch), threshold, level, read_ports=1)
+            except SramConflict as conflict:
+                return _bank_per_reader(ub, _arch(arch), threshold, level, conflict)
         except SpansBanks:
             # §5.1.4 first (ports reading the same stream share one select), then split the
             # remaining ports by writer (:mod:`.bank_select`)
@@ -214,6 +212,22 @@ def map_buffer(ub: UnifiedBuffer, arch: Arch | str,
         if str(e).startswith(f"buffer {ub.name}:"):
             raise
         raise MappingError(f"buffer {ub.name}: {e}") from None
+
+
+def _bank_per_reader(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None,
+                     conflict: SramConflict) -> UBImpl:
+    """§5.2: readers of one block that need its single SRAM port in the same cycles (each
+    holding its TB word until the next fetch) get a bank each. When that does not map either,
+    the conflict is the buffer's error (what the retry ran into is a consequence of it)."""
+    try:
+        impl = _map_buffer(ub, arch, threshold, level, read_ports=1)
+    except SpansBanks:
+        raise
+    except MappingError:
+        raise conflict from None
+    impl.notes.append("one bank per reader: the readers' fetches conflict on one "
+                      "single-port SRAM (thesis §5.2)")
+    return impl
 
 
 def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None,

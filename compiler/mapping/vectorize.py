@@ -421,7 +421,7 @@ def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, n
     cfgs = {n: ControllerConfig.disabled() for n in layouts}
     # candidates per stream: (slack, configs, SRAM cycles), smallest slack first
     wcands = _write_candidates(ins, pub, layouts, name, max_slack)
-    rcands = _read_candidates(outs, pub, name, max_slack)
+    rcands = _read_candidates(outs, pub, layouts, name, max_slack)
     combos = sorted(itertools.product(*[range(len(c)) for c in wcands]),
                     key=lambda ix: sum(wcands[p][i][0] for p, i in enumerate(ix)))
     late = False
@@ -461,6 +461,12 @@ def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, n
                        f"leave it free cycles")
 
 
+def _fits(cfg: ControllerConfig, layout) -> bool:
+    """Whether the controller ``layout``'s loop levels hold ``cfg`` (after
+    :func:`ubgen.controller.fit_levels` drops and fuses what it can)."""
+    return fit_levels(cfg, layout).dims <= layout.params.max_dims
+
+
 def _write_candidates(ins: list[WordStream], pub: PUBParams, layouts: dict, name: str,
                       max_slack: int) -> list[list[tuple]]:
     """Per input stream, its ``(slack, (in2agg, agg2sram), SRAM write cycles)`` candidates
@@ -487,13 +493,14 @@ def _write_candidates(ins: list[WordStream], pub: PUBParams, layouts: dict, name
     return wcands
 
 
-def _read_candidates(outs: list[WordStream], pub: PUBParams, name: str,
+def _read_candidates(outs: list[WordStream], pub: PUBParams, layouts: dict, name: str,
                      max_slack: int) -> list[list[tuple]]:
     """Per output stream, its ``(slack, (sram2tb, tb2out), SRAM read cycles)`` candidates that
-    keep the transpose buffer's words in time, smallest slack first (thesis §5.5.3)."""
+    keep the transpose buffer's words in time and whose fetch the ``sram2tb`` controller's
+    levels hold, smallest slack first (thesis §5.5.3)."""
     fw = pub.fetch_width
     rcands = []
-    for ws in outs:
+    for q, ws in enumerate(outs):
         lst = []
         variants = [read_variants(ws, fw, pub.tb_depth, slack) for slack in range(max_slack + 1)]
         if not variants[0]:
@@ -503,7 +510,7 @@ def _read_candidates(outs: list[WordStream], pub: PUBParams, name: str,
                 cyc = fire_cycles(s2t)
                 if s2t.schedule.start < 0:
                     continue                    # the fetch would precede cycle 0
-                if (len(np.unique(cyc)) == len(cyc)
+                if (len(np.unique(cyc)) == len(cyc) and _fits(s2t, layouts[f"sram2tb_{q}"])
                         and not unserved_reads(ws, s2t, fw, pub.tb_depth)):
                     lst.append((slack, (s2t, t2o), cyc))
         if not lst:

@@ -257,15 +257,29 @@ def _tile_coeffs(tiles: list[Loop]) -> tuple[dict[str, int], int]:
 
 
 def _served_loads(program: Program, poly: PolyProgram, deps: list[Dependence], nodes, pad: int,
-                  tile_coeffs: dict[str, int], depth: int = 0) -> set[tuple[str, int]]:
+                  tile_coeffs: dict[str, int], depths: list[int] | None = None
+                  ) -> set[tuple[str, int]]:
     """The loads a memory serves, from the (padded) stage schedules before any gap is applied
-    (:func:`memory_served`)."""
+    (:func:`memory_served`; ``depths``: per stage, :func:`stage_depth`)."""
     plain: dict[str, OpSchedule] = {}
-    for node in nodes:
+    for k, node in enumerate(nodes):
+        depth = depths[k] if depths else 0
         plain.update(_op_scheds(stage_block(node, poly, deps, program, pad, depth=depth), poly,
                                 {}, 0, 0))
     return memory_served(deps, {id(d): constant_tile_distance(d, plain, tile_coeffs, poly)
                                 for d in deps})
+
+
+def stage_depth(node, depth: int, fetch_dims: int) -> int:
+    """``depth`` when a compact fetch of the stage's reads fits the fetch controller, else 0
+    (its rows padded, thesis §5.5.3): the compact pattern takes two levels for the row's
+    fetches (:func:`.fetch_pad.compact_fetch`), one more than the padded fetch, unless its
+    groups continue from row to row in the buffer's layout (which mapping decides), so every
+    op of the stage keeps at most ``fetch_dims - 1`` loops of more than one iteration."""
+    if not depth or isinstance(node, Op):
+        return 0
+    levels = max((sum(lp.extent > 1 for lp in op.loops) for op in stage_ops(node)), default=0)
+    return depth if levels + 1 <= fetch_dims else 0
 
 
 def _compact_reads(node, program: Program, pad: int, depth: int) -> set[str]:
@@ -280,17 +294,19 @@ def _compact_reads(node, program: Program, pad: int, depth: int) -> set[str]:
 
 
 def _stages(program: Program, poly: PolyProgram, deps: list[Dependence], nodes, pad: int,
-            served: set[tuple[str, int]], sram_gap: int, depth: int = 0,
+            served: set[tuple[str, int]], sram_gap: int, depths: list[int] | None = None,
             gap_scale: dict[str, int] | None = None) -> list[Stage]:
     """The pipeline stages with their blocks and resources. A buffer read by a compact fetch
     gets one more resource, its SRAM (capacity 1), taken by that reader and by every stage
     writing the buffer: the slack-free fetches leave no SRAM cycle for concurrent writes."""
     stages = []
-    compact = {k: _compact_reads(node, program, pad, depth) for k, node in enumerate(nodes)}
+    depths = depths or [0] * len(nodes)
+    compact = {k: _compact_reads(node, program, pad, depths[k]) for k, node in enumerate(nodes)}
     shared = set().union(*compact.values()) if compact else set()
     for k, node in enumerate(nodes):
         ops = stage_ops(node)
-        blk = stage_block(node, poly, deps, program, pad, served, sram_gap, depth, gap_scale)
+        blk = stage_block(node, poly, deps, program, pad, served, sram_gap, depths[k],
+                          gap_scale)
         group = (tuple(sorted(poly.ops[o.name].kernel for o in ops)), blk.latency,
                  tuple(poly.ops[o.name].bounds for o in ops[:1]))
         res = _resources(ops, program)
@@ -395,21 +411,23 @@ def _search_ii(problem: _ModuloProblem, stages: list[Stage], lower: int, upper: 
 
 def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = None,
                  deps: list[Dependence] | None = None, pad: int = 1,
-                 sram_gap: int = 0, depth: int = 0, gap_scale: dict[str, int] | None = None
-                 ) -> Schedule:
+                 sram_gap: int = 0, depth: int = 0, gap_scale: dict[str, int] | None = None,
+                 fetch_dims: int = 6) -> Schedule:
     """``pad``: the fetch width the rows of every stage are padded to (:mod:`.fetch_pad`;
     1: no padding). ``sram_gap``: producer writes kept between a write and a load that a memory
     serves (:func:`memory_served`; thesis §5.5.3: ``2 x FW``,
     :func:`.offsets.required_offset`). ``depth``: the transpose buffer's wide words; a read row
     the compact fetch of :func:`.fetch_pad.compact_fetch` serves is then not padded (0: every
-    row padded, thesis §5.5.3). ``gap_scale``: see :func:`gap_cycles`."""
+    row padded, thesis §5.5.3) where the fetch controller's ``fetch_dims`` levels hold it
+    (:func:`stage_depth`). ``gap_scale``: see :func:`gap_cycles`."""
     params = params or HwParams()
     deps = raw_dependences(poly) if deps is None else deps
     tiles, nodes = pipeline_loops(program)
     tile_coeffs, n_tiles = _tile_coeffs(tiles)
-    served = (_served_loads(program, poly, deps, nodes, pad, tile_coeffs, depth) if sram_gap
+    depths = [stage_depth(node, depth, fetch_dims) for node in nodes]
+    served = (_served_loads(program, poly, deps, nodes, pad, tile_coeffs, depths) if sram_gap
               else set())
-    stages = _stages(program, poly, deps, nodes, pad, served, sram_gap, depth, gap_scale)
+    stages = _stages(program, poly, deps, nodes, pad, served, sram_gap, depths, gap_scale)
     stage_of = {o: st for st in stages for o in st.ops}
     capacity = _capacity(stages, params)
     lower = _ii_lower_bound(stages, capacity)
