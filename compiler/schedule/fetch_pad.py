@@ -137,8 +137,11 @@ def row_cycles(row: RowAccess, fw: int, depth: int = 0) -> int:
     """Cycles one row needs: ``max(E, FW * F)`` at one fetch per ``fw`` cycles; ``E`` for a
     load a :func:`compact_fetch` over a TB of ``depth`` wide words serves with its groups
     continuing from row to row (the controller dimension this saves keeps the fetch within
-    the controller's dimensions)."""
-    if row.load and depth and row.pitch == fetches_per_row(row.extent, row.shift, fw):
+    the controller's dimensions), when ``E`` is a whole number of wide words: the aligned rows
+    of the other stages then take ``E`` cycles too, so a value the compacted stage writes and
+    the next stage reads stays at a constant distance (a delay line, not a memory)."""
+    if (row.load and depth and row.extent % fw == 0
+            and row.pitch == fetches_per_row(row.extent, row.shift, fw)):
         cf = compact_fetch(row.extent, row.shift, fw, depth, row.pitch)
         if cf is not None and cf.period * cf.groups == row.extent:
             return row.extent
