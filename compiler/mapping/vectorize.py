@@ -292,20 +292,17 @@ def read_view(ws: WordStream, fw: int, tb_words: int) -> WordStream:
         return ws.squeeze()
 
 
-def read_variants(ws: WordStream, fw: int, tb_depth: int, slack: int
-                  ) -> list[tuple[ControllerConfig, ControllerConfig]]:
-    """The read configurations to try at ``slack``: the fetch plan of §5.5.2
-    (:func:`read_configs`) and the compact fetch of an unpadded row
-    (:func:`compact_read_configs`), whichever exist."""
-    out = []
+def read_variant(ws: WordStream, fw: int, tb_depth: int, slack: int, compact: bool
+                 ) -> tuple[ControllerConfig, ControllerConfig] | None:
+    """The read configuration to try at ``slack``: the fetch plan of §5.5.2
+    (:func:`read_configs`), or (``compact``) the compact fetch of an unpadded row
+    (:func:`compact_read_configs`); ``None`` when it does not exist."""
+    if compact:
+        return compact_read_configs(ws, fw, tb_depth, slack)
     try:
-        out.append(read_configs(ws, fw, tb_depth, slack))
+        return read_configs(ws, fw, tb_depth, slack)
     except MappingError:
-        pass
-    compact = compact_read_configs(ws, fw, tb_depth, slack)
-    if compact is not None:
-        out.append(compact)
-    return out
+        return None
 
 
 def unserved_reads(ws: WordStream, sram2tb: ControllerConfig, fw: int, tb_depth: int) -> int:
@@ -501,18 +498,32 @@ def _read_candidates(outs: list[WordStream], pub: PUBParams, layouts: dict, name
     fw = pub.fetch_width
     rcands = []
     for q, ws in enumerate(outs):
-        lst = []
-        variants = [read_variants(ws, fw, pub.tb_depth, slack) for slack in range(max_slack + 1)]
-        if not variants[0]:
+        if read_variant(ws, fw, pub.tb_depth, 0, False) is None \
+                and read_variant(ws, fw, pub.tb_depth, 0, True) is None:
             plan_fetch(ws, fw, pub.tb_depth * fw)      # no plan at all: its one-line error
-        for slack, pairs in enumerate(variants):
-            for s2t, t2o in pairs:
-                cyc = fire_cycles(s2t)
+        lst, deep = [], False
+        # the plain fetch first; the compact one only for a row the plain one cannot serve
+        for compact in (False, True):
+            for slack in range(max_slack + 1):
+                pair = read_variant(ws, fw, pub.tb_depth, slack, compact)
+                if pair is None:
+                    continue
+                s2t, t2o = pair
                 if s2t.schedule.start < 0:
-                    continue                    # the fetch would precede cycle 0
-                if (len(np.unique(cyc)) == len(cyc) and _fits(s2t, layouts[f"sram2tb_{q}"])
-                        and not unserved_reads(ws, s2t, fw, pub.tb_depth)):
+                    break                       # the fetch would precede cycle 0
+                cyc = fire_cycles(s2t)
+                if len(np.unique(cyc)) != len(cyc) or unserved_reads(ws, s2t, fw, pub.tb_depth):
+                    continue
+                if _fits(s2t, layouts[f"sram2tb_{q}"]):
                     lst.append((slack, (s2t, t2o), cyc))
+                else:
+                    deep = True
+            if lst:
+                break
+        if not lst and deep:
+            raise MappingError(f"buffer {name}: the SRAM fetch of {ws.name} needs more loop "
+                               f"levels than the sram2tb_{q} controller has "
+                               f"({layouts[f'sram2tb_{q}'].params.max_dims})")
         if not lst:
             raise MappingError(f"buffer {name}: no SRAM fetch schedule for {ws.name} keeps its "
                                f"transpose-buffer words in time: read it in the order it is "

@@ -64,7 +64,7 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
         elif name == "dnn":
             # §5.5.3 again, and rows padded to the fetch width (§5.5.2, Table 7.4 text)
             sched = schedule_dnn(program, poly, params, deps, pad=params.fetch_width,
-                                 sram_gap=2 * params.fetch_width, depth=params.tb_depth,
+                                 sram_gap=2 * params.fetch_width, depth=params.tb_depth if params.compact_fetch else 0,
                                  gap_scale=gap_scale, fetch_dims=params.fetch_dims)
         else:
             sched = schedule_sequential(program, poly)

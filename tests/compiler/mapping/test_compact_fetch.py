@@ -115,3 +115,20 @@ def test_without_the_compact_fetch_the_unpadded_row_is_refused(monkeypatch):
     monkeypatch.setattr(vectorize, "compact_read_configs", lambda *a, **k: None)
     with pytest.raises(MappingError, match="buffer mem"):
         pub_configs([writer()], [window_reader()], PUB, "mem")
+
+
+def test_fetch_levels_are_checked_in_mapping():
+    # the un-merged compact pattern of a 6-deep read takes 7 levels: mapping does not offer it
+    # (the netlist's encoder would refuse it), a 6-level one it does
+    from ubgen.controller import AffineMap, ControllerConfig
+    from ubgen.pub import pub_layouts
+    layout = pub_layouts(PUB)["sram2tb_0"]
+
+    def cfg(n):
+        ext = (2,) * n
+        times = tuple(3 ** (d + 1) for d in range(n))          # no two levels fuse
+        words = tuple(5 ** d for d in range(n))
+        return ControllerConfig(ext, AffineMap(0, times), {
+            "sram": AffineMap(0, words), "tb": AffineMap(0, tuple(w % DEPTH for w in words))})
+    assert vectorize._fits(cfg(layout.params.max_dims), layout)
+    assert not vectorize._fits(cfg(layout.params.max_dims + 1), layout)

@@ -90,7 +90,7 @@ def test_resnet_rows_table_7_4():
     padded = schedule_program(prog, HwParams(tb_depth=0))
     coeffs = dict(zip(padded.optimized.ops["conv_0"].dims, padded.optimized.ops["conv_0"].coeffs))
     assert coeffs["x_conv"] == 1 and coeffs["y_conv"] == 32 and coeffs["kx_conv"] == 28 * 32
-    compact = schedule_program(prog, HwParams(tb_depth=2))
+    compact = schedule_program(prog, HwParams(tb_depth=2, compact_fetch=True))
     coeffs = dict(zip(compact.optimized.ops["conv_0"].dims,
                       compact.optimized.ops["conv_0"].coeffs))
     assert coeffs["x_conv"] == 1 and coeffs["y_conv"] == 28 and coeffs["kx_conv"] == 28 * 28 + 1

@@ -89,7 +89,8 @@ def test_dnn_schedule_keeps_the_gap():
     memory serves, plus the lead of a misaligned row's fetches (resnet's x + kx: 2 lanes)."""
     for depth in (0, 2):
         # rows padded (depth 0) or read with the compact fetch of a 2-word TB
-        params = replace(HwParams.from_arch("pub"), tb_depth=depth)
+        params = replace(HwParams.from_arch("pub"), tb_depth=depth,
+                         compact_fetch=bool(depth))
         fw = params.fetch_width
         res = schedule_program(get_app("resnet").build(width=6, height=6, in_channels=8,
                                                        out_channels=8, ic_unroll=4, oc_unroll=4),
