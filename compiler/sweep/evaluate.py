@@ -29,6 +29,7 @@ from .engine import Task, dask_client, run_tasks
 from ..pipeline import DEFAULT_ARCH
 
 OUT = ROOT / "docs" / "evaluation.md"
+RESULTS = DEFAULT_DIR.parent / "evaluation_results.json"   # the last run's points, for --render-only
 IMG = ROOT / "docs" / "img"
 PENDING = "pending"          # what a PE cell says until the netlist stage exists
 
@@ -73,6 +74,9 @@ REASONS = {
     ("VI", "camera"): "our sequential baseline runs every op instance for its full latency: the "
                       "demosaic's three ops are 16, 8 and 16 cycles deep and the colour ops "
                       "12-13, for every pixel",
+    ("VII", "gaussian"): "sequential: ours counts the on-array buffers, the 64x64 input copy; "
+                         "the paper's 11784 is 64 x 64 + 2 x 62 x 62, i.e. it also counts two "
+                         "62x62 buffers (the blur and the output stage)",
     ("VII", "unsharp"): "final: blur_unnormalized and ratio are read at the pixel they are "
                         "written, so they need a few words each, not lines",
     ("VII", "camera"): "sequential: the paper's camera keeps more intermediate buffers (its "
@@ -86,13 +90,29 @@ REASONS = {
                                 "(thesis §5.4); counted one memory each the block is 80",
     ("IV", "gaussian"): "9 products and 8 sums in 13 PEs: multiplies fused with adds into MAC "
                         "PEs",
-    ("IV", "unsharp"): "only gray's 5-row window needs memories; blur_unnormalized and ratio "
-                       "are read at the pixel they are written (shift registers), the RGB "
-                       "copy is registers",
-    ("IV", "camera"): "PEs: per-stage counts against Halide's lowering of the generator in "
-                      "docs/apps.md (demosaic 209 PEs for 190 lowered ops, colour matrix and "
-                      "curve 42 + 3 ROMs for 30); MEMs: 2 line buffers, 3 curve ROMs and 1 "
-                      "tile of schedule generators for the Bayer phases",
+    ("IV", "unsharp"): "PEs: 72 kernel ops as the app writes them against 67 in Halide's "
+                       "lowering of the generator (bench/app_ops.py, docs/apps.md; gray 6 / 6, "
+                       "blur 49 / 50, ratio 10 / 8, output 4 / 3, the RGB copy 3 / 0), 54 PEs "
+                       "after multiplies fuse with adds into MACs; MEMs: only gray's 5-row "
+                       "window needs memories; blur_unnormalized and ratio are read at the "
+                       "pixel they are written (shift registers), the RGB copy is registers",
+    ("IV", "camera"): "PEs: 420 kernel ops as the app writes them against 228 in Halide's "
+                      "lowering of the generator (bench/app_ops.py, docs/apps.md; denoise 8 / 8, "
+                      "demosaic 363 / 190, colour matrix + curve 48 / 30, the copy 1 / 0): the "
+                      "16-bit PEs need a `& 255` for each uint8 wrap-around and the int32 "
+                      "matrix split exactly into positive and negative parts; value numbering "
+                      "merges the demosaic's repeated candidates (363 ops -> 209 PEs, the "
+                      "colour stage 42 PEs + 3 ROMs). The paper does not break its 397 down; "
+                      "MEMs: 2 line buffers, 3 curve ROMs and 1 tile of schedule generators "
+                      "for the Bayer phases",
+    ("7.5", "harris"): "each unrolled stage is U parallel ops, so our PEs grow by exactly U "
+                       "(78 a lane); the paper's Table V harris grows faster (83 at 1, 194 at "
+                       "2); the thesis names 3 as the largest unroll within 384 PEs and 128 "
+                       "MEMs and gives no numbers for its plot's points",
+    ("7.5", "unsharp"): "each unrolled stage is U parallel ops, so our PEs grow by exactly U "
+                        "(54 a lane) and the line buffers become register chains past unroll "
+                        "3; the thesis names 3 as the largest unroll within 384 PEs and 128 "
+                        "MEMs and gives no numbers for its plot's points",
     ("7.3", "resnet"): "the thesis counts 80 memories (8 input, 64 weight, 8 output banks); "
                        "our 64 weight banks are register files packed into MEM tiles, DP+AG "
                        "and Buffet count the SRAMs only",
@@ -439,6 +459,16 @@ def table_7_8(res: dict) -> list[str]:
                       "savings (thesis)", "registers (thesis)", "comment"], rows))
 
 
+def _table_v(r: dict, paper: tuple[int, int, int], unrolled: bool) -> str:
+    """PEs, MEMs and cycles of a harris point against paper Table V, and (``unrolled``) the
+    known reason its PEs grow differently."""
+    ours = (r.get("pes"), r.get("mems"), r.get("cycles"))
+    parts = [f"{name} {_cmp(o, t)}" for name, o, t in zip(("PEs", "MEMs", "cycles"), ours, paper)
+             if o is not None]
+    reason = REASONS.get(("7.5", "harris")) if unrolled and ours[0] != paper[0] else None
+    return "; ".join(parts + ([reason] if reason else []))
+
+
 def figure_7_5(res: dict, img: Path, doc_dir: Path) -> list[str]:
     from .plot import plot_sweep
     lines = ["## Thesis Figure 7.5: resources and cycles against the unroll factor", "",
@@ -457,12 +487,14 @@ def figure_7_5(res: dict, img: Path, doc_dir: Path) -> list[str]:
         for v, r in zip(values, rs):
             thesis = ("fits" if v <= choice else "does not fit") + (" (chosen)" if v == choice
                                                                       else "")
+            note = _err(r)
             if app == "harris" and v in PAPER_V_HARRIS:
                 thesis += " ; Table V: %d PEs, %d MEMs, %d cycles" % PAPER_V_HARRIS[v]
+                note = note or _table_v(r, PAPER_V_HARRIS[v], v > 1)
             label = "x".join([str(v)] * len(keys))
-            note = _err(r)
             if not note and r.get("fits") is True and v > choice:
-                note = "the thesis' design runs out here, ours still fits"
+                note = "; ".join(c for c in ("the thesis' design runs out here, ours still fits",
+                                             REASONS.get(("7.5", app))) if c)
             elif not note and r.get("fits") is False:
                 note = "out of " + ", ".join(r.get("out_of") or [])
             rows.append([label, _pes(r), _fmt(r.get("mems")), _fmt(r.get("cycles")),
@@ -640,12 +672,36 @@ def evaluate(workers: int = 1, scheduler: str | None = None, cache: Cache | None
     seconds = time.perf_counter() - t0
     where = f"the scheduler at {scheduler}" if scheduler else (
         f"{workers} local worker{'s' if workers != 1 else ''}" if workers else "one process")
-    text = render(res, area, img, out, seconds, where)
-    fd, tmp = tempfile.mkstemp(suffix=".md", dir=out.parent)
+    record = {"res": res, "area": area, "seconds": seconds, "where": where}
+    _write(results_path(out), json.dumps(record, indent=1, sort_keys=True))
+    _write(out, render(res, area, img, out, seconds, where))
+    return seconds
+
+
+def results_path(out: Path) -> Path:
+    """Where the run writing ``out`` records its points: :data:`RESULTS` for
+    docs/evaluation.md, ``<out>.results.json`` beside any other document."""
+    return RESULTS if out.resolve() == OUT.resolve() else out.with_suffix(".results.json")
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=path.suffix, dir=path.parent)
     with os.fdopen(fd, "w") as f:
         f.write(text)
-    os.replace(tmp, out)
-    return seconds
+    os.replace(tmp, path)
+
+
+def render_only(out: Path = OUT, img: Path = IMG) -> None:
+    """Render ``out`` and the plots again from the points the last run recorded (the comments
+    and layout of the current code, the figures of that run); ``ValueError`` without a record."""
+    path = results_path(out)
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"no recorded run at {path} ({e.__class__.__name__})") from e
+    _write(out, render(record["res"], record["area"], img, out, record["seconds"],
+                       record["where"]))
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -659,6 +715,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--out", default=str(OUT), help="the Markdown file (docs/evaluation.md)")
     ap.add_argument("--img", default=str(IMG), help="directory of the Figure 7.5 plots")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--render-only", action="store_true",
+                    help="render OUT and the plots again from the points the last run recorded "
+                    "(build/sweep/evaluation_results.json; no sweep)")
     ap.add_argument("--fpga-only", action="store_true",
                     help="only re-render the FPGA sections of OUT and the tables of "
                     "docs/fpga.md from docs/data/ (the FPGA benches' records; no sweep)")
@@ -680,6 +739,14 @@ def run_from_args(args) -> int:
             print(f"evaluate: error: {FPGA_DOC}: {e}", file=sys.stderr)
             return 2
         print(f"wrote the FPGA sections of {out} and the tables of {FPGA_DOC}")
+        return 0
+    if args.render_only:
+        try:
+            render_only(out, Path(args.img))
+        except ValueError as e:
+            print(f"evaluate: error: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote {out} from {results_path(out)}")
         return 0
     cache = Cache(None if args.no_cache else (args.cache or DEFAULT_DIR))
     try:

@@ -38,6 +38,22 @@ def test_evaluation_document(monkeypatch, tmp_path):
     assert "bench/area.py failed: yosys not run in this test" in text
     assert (img / "fig7_5_gaussian.png").read_bytes()[:4] == b"\x89PNG"
     assert "](img/fig7_5_gaussian.png)" in text
+    # --render-only: the same document again from the recorded points, without a sweep
+    assert ev.results_path(out) == tmp_path / "evaluation.results.json"
+    out.write_text("stale")
+    monkeypatch.setattr(ev, "run_tasks", _no_sweep)
+    assert ev.main(["--render-only", "--out", str(out), "--img", str(img)]) == 0
+    assert out.read_text() == text
+
+
+def _no_sweep(*args, **kwargs):
+    raise AssertionError("--render-only ran a sweep")
+
+
+def test_render_only_without_a_recorded_run_is_refused(tmp_path, capsys):
+    out = tmp_path / "evaluation.md"
+    assert ev.main(["--render-only", "--out", str(out), "--img", str(tmp_path)]) == 2
+    assert "no recorded run at" in capsys.readouterr().err and not out.exists()
 
 
 def _small_plan():
@@ -100,3 +116,11 @@ def test_energy_sections_render_the_table_and_say_when_unmeasured():
     text = "\n".join(energy_sections({"table_7_2": t}))
     assert "PUB / DP+AG = 0.50" in text and "whole line buffer" in text and ": 0.25 (" in text
     assert "| DP SRAM + AG | 4.00 |" in text and "not built yet" in text   # buffet, DP + PEs
+
+
+def test_table_v_comment_compares_harris_with_the_paper():
+    r = {"pes": 156, "mems": 10, "cycles": 2080}
+    assert ev._table_v(r, (194, 10, 2154), False) == "PEs -20%; MEMs same; cycles -3.4%"
+    assert ev._table_v(r, (194, 10, 2154), True).endswith(ev.REASONS[("7.5", "harris")])
+    # the reason is only given where the PEs differ
+    assert ev.REASONS[("7.5", "harris")] not in ev._table_v(r, (156, 10, 2080), True)
