@@ -1,6 +1,18 @@
-"""Area comparison in the spirit of thesis Table 7.2 (§7.2): PUB vs. DP-SRAM + AG, 2048 x 16 words.
+"""Area comparison in the spirit of thesis Table 7.2 (§7.2): the four physical buffers of thesis
+Table 6.1 around 2048 x 16 words -- the PUB, DP-SRAM + AG, DP-SRAM + PEs and the buffet.
 
     .venv/bin/python bench/area.py [--arch pub]       (also: make bench)
+
+* PUB and DP-SRAM + AG: the generated blocks (``ubgen.pub``, ``ubgen.dpbuf``);
+* DP-SRAM + PEs: the plain dual-port SRAM MEM core (``ubgen.mem.dp_tile.DPRAMCore``) plus the
+  PEs its two controllers take on the array: the PE core (``ubgen.pe.PE``, synthesized alone)
+  times the controller PEs per memory of the 3x3 convolution's line buffer (gaussian 64x64,
+  the docs/design.md §4 fixture) as the compiler builds them (``compiler.backend.
+  pe_controllers``, counted by compiling the app, not typed in). Only the PE cores are
+  counted, not their interconnect;
+* Buffet: ``ubgen.buffet.Buffet`` around the same dual-port SRAM, without address generation
+  (thesis Table 7.2's footnote: a buffet has no address generator). The PE core without the
+  STEP op is measured too (docs/pe.md).
 
 What is MEASURED: the logic of each block, synthesized by Yosys from the generated RTL to a
 generic CMOS gate netlist (``synth -flatten``, flip-flops legalized to plain D flip-flops, then
@@ -74,15 +86,17 @@ class AreaError(RuntimeError):
 class Block:
     label: str
     design: object
-    macro_depth: int
-    macro_width: int
-    macro_um2: float
+    macro_depth: int = 0             # 0: no SRAM macro in the block
+    macro_width: int = 0
+    macro_um2: float = 0.0
     status: tuple[str, ...] = ()       # read-only registers (not configuration)
 
 
 def config_size(regmap, status: tuple[str, ...]) -> dict[str, int]:
     """Configuration bits and bitstream words of a block: its read/write registers (each one
     32-bit bus word; the read-only status registers are not configuration)."""
+    if regmap is None:               # a block without a register map (the buffet)
+        return {}
     rw = [r for r in regmap.registers if r.name not in status]
     return {"config_bits": sum(r.width for r in rw), "config_words": len(rw)}
 
@@ -105,7 +119,8 @@ def hierarchy(design, depth: int = 1) -> list[tuple[str, str]]:
 
 
 def _yosys_script(units: list[str], depth: int, width: int) -> str:
-    macro = f"t:$mem_v2 r:SIZE={depth} %i r:WIDTH={width} %i"
+    macro = (f"t:$mem_v2 r:SIZE={depth} %i r:WIDTH={width} %i" if depth else
+             "t:$mem_v2 r:SIZE=0 %i")
     lines = ["read_verilog design.v", "hierarchy -top top", "design -save elab"]
     for i, unit in enumerate(units):
         lines += [
@@ -160,9 +175,10 @@ def measure(block: Block, work: Path) -> dict:
     subs = hierarchy(block.design)
     counts, macros = synthesize(block.design, [name for name, _ in subs], work,
                                 block.macro_depth, block.macro_width, block.label)
-    if macros != 1:
-        raise AreaError(f"{block.label}: expected one {block.macro_depth} x {block.macro_width} "
-                        f"SRAM macro, Yosys found {macros}")
+    if macros != int(block.macro_depth > 0):
+        raise AreaError(f"{block.label}: expected {int(block.macro_depth > 0)} "
+                        f"{block.macro_depth} x {block.macro_width} SRAM macro, Yosys found "
+                        f"{macros}")
     parts = [{"unit": name, "class": cls, "transistors": counts[name]} for name, cls in subs]
     return {"whole": counts[""], "parts": parts}
 
@@ -175,20 +191,42 @@ def _group(parts: list[dict]) -> dict[str, int]:
     return rows
 
 
+def conv_controller_pes(arch: Arch) -> tuple[int, int]:
+    """``(controller PEs, memories)`` of the 3x3 convolution's line buffer (gaussian 64x64,
+    the docs/design.md §4 fixture) mapped onto plain dual-port SRAMs (``dp-pe``)."""
+    from compiler.mapping.report import backend_arch
+    from compiler.pipeline import backend_figures, compile_app
+    r = compile_app("gaussian", backend_arch(arch, "dp-pe"), until="map")
+    impls = {n: i for n, i in r.impls.items() if i.dps}
+    mems = sum(len(i.dps) for i in impls.values())
+    return backend_figures(impls, "dp-pe")["controller_pes"], mems
+
+
 def run(arch: Arch) -> dict:
+    from ubgen.buffet import Buffet, BuffetParams
     from ubgen.dpbuf import DPBUF_STATUS, DPBuffer
+    from ubgen.mem.dp_tile import DPRAMCore
+    from ubgen.pe.ops import PEOp
+    from ubgen.pe.pe import PE
     from ubgen.pub.pub import PUB_STATUS, PhysicalUnifiedBuffer
 
     a, pub, dp = arch.area, arch.pub, arch.dpbuf
     if pub.capacity_words != dp.sram_depth:
         raise AreaError(f"capacities differ: PUB {pub.capacity_words} words, DP buffer "
                         f"{dp.sram_depth} words; the comparison needs equal capacity")
+    dp_um2 = a.sp_512x64_um2 * a.dp_over_sp_ratio
     blocks = {
         "pub": Block("PUB (SP SRAM + AGG + TB + AGs)", PhysicalUnifiedBuffer(pub),
                      pub.sram_depth, pub.fetch_width * pub.word_width, a.sp_512x64_um2,
                      PUB_STATUS),
-        "dp": Block("DP SRAM + AG", DPBuffer(dp), dp.sram_depth, dp.word_width,
-                    a.sp_512x64_um2 * a.dp_over_sp_ratio, DPBUF_STATUS),
+        "dp": Block("DP SRAM + AG", DPBuffer(dp), dp.sram_depth, dp.word_width, dp_um2,
+                    DPBUF_STATUS),
+        "dpram": Block("DP SRAM (no controllers, the dp-pe MEM core)", DPRAMCore(arch),
+                       dp.sram_depth, dp.word_width, dp_um2),
+        "buffet": Block("Buffet (no address generation)", Buffet(BuffetParams.from_dpbuf(dp)),
+                        dp.sram_depth, dp.word_width, dp_um2),
+        "pe": Block("PE core (with STEP)", PE()),
+        "pe_nostep": Block("PE core without STEP", PE(without={PEOp.STEP})),
     }
     result = {"arch": arch.name, "capacity_words": dp.sram_depth,
               "assumptions": {"um2_per_transistor": a.um2_per_transistor,
@@ -205,13 +243,24 @@ def run(arch: Arch) -> dict:
         total = logic_um2 + block.macro_um2
         result["blocks"][key] = {
             "label": block.label, "rows": rows, "parts": m["parts"],
-            **config_size(block.design.regmap, block.status),
+            **config_size(getattr(block.design, "regmap", None), block.status),
             "logic_transistors": m["whole"], "logic_um2": round(logic_um2, 1),
             "sram_macro": f"{block.macro_depth}x{block.macro_width}",
             "sram_um2": round(block.macro_um2, 1), "total_um2": round(total, 1),
             "sram_pct": round(100 * block.macro_um2 / total, 1)}
     b = result["blocks"]
+    pes, mems = conv_controller_pes(arch)
+    per_mem = pes / mems
+    logic_um2 = b["dpram"]["logic_um2"] + per_mem * b["pe"]["logic_um2"]
+    total = logic_um2 + b["dpram"]["sram_um2"]
+    b["dp_pe"] = {"label": "DP SRAM + PEs", "controller_pes_per_memory": per_mem,
+                  "controller_pes": pes, "memories": mems,
+                  "logic_um2": round(logic_um2, 1), "sram_um2": b["dpram"]["sram_um2"],
+                  "total_um2": round(total, 1),
+                  "sram_pct": round(100 * b["dpram"]["sram_um2"] / total, 1)}
     result["ratio_pub_over_dp"] = round(b["pub"]["total_um2"] / b["dp"]["total_um2"], 3)
+    result["pe_step_transistors"] = b["pe"]["logic_transistors"] - \
+        b["pe_nostep"]["logic_transistors"]
     return result
 
 
@@ -242,6 +291,15 @@ def format_table(r: dict) -> str:
         lines.append(f"{'configuration bits / bitstream words':<{w}}  "
                      f"{pub['config_bits']:>8} {pub['config_words']:>9}  "
                      f"{dp['config_bits']:>8} {dp['config_words']:>9}")
+    b = r["blocks"]
+    dpe = b["dp_pe"]
+    pes = "DP SRAM + PEs: DP SRAM core + %g controller PEs" % dpe["controller_pes_per_memory"]
+    lines += [f"{pes:<{w}}  {'':>8} {dpe['total_um2']:>9.0f}  SRAM share {dpe['sram_pct']:.0f}%",
+              f"{'Buffet (no address generation)':<{w}}  {b['buffet']['logic_transistors']:>8} "
+              f"{b['buffet']['total_um2']:>9.0f}  SRAM share {b['buffet']['sram_pct']:.0f}%",
+              f"{'PE core with STEP / without':<{w}}  {b['pe']['logic_transistors']:>8} "
+              f"{b['pe_nostep']['logic_transistors']:>9}  (+{r['pe_step_transistors']} "
+              f"transistors for STEP)"]
     for key in ("pub", "dp"):
         parts = r["blocks"][key]["parts"]
         lines += textwrap.wrap(f"{r['blocks'][key]['label']}, per submodule (transistors): "

@@ -6,8 +6,10 @@ The PE, MEM and IO tiles as the array builds them (``Tile(ArrayLayout(arch).spec
 core)``), each synthesized by Yosys to generic CMOS gates and counted in transistors, whole
 (flattened) and by part: the switch boxes, the connection boxes, the interconnect's
 configuration registers, the core's configuration registers and the rest of the core. The MEM
-tile's SRAM array is the modelled macro of ``[area] sp_512x64_um2``; every other memory (the
-register file) is mapped to flip-flops and counted. um2 = transistors x ``[area]
+tile's SRAM array is the modelled macro (:func:`sram_macro`: the PUB's single-port one from ``[area]
+sp_512x64_um2``, the dual-port 2048 x 16 SRAM of the ``dp`` and ``dp-pe`` MEM tiles at ``[area]
+dp_over_sp_ratio`` times that); every other memory (the register file) is mapped to flip-flops
+and counted. um2 = transistors x ``[area]
 um2_per_transistor``.
 
 Tiles depend on the arch's tile parameters only (``ubgen.areas.tile_params``): archs that share
@@ -56,10 +58,9 @@ def measure_tile(arch, kind: str) -> dict:
     cfgs = [p for p, c in subs if p.startswith("core.") and c in CONFIG]
     cfgs = [p for p in cfgs if not any(p.startswith(q + ".") for q in cfgs if q != p)]
     paths = [p for p, _ in top] + cfgs
-    pub = arch.pub
+    depth, width, _um2 = sram_macro(arch)
     counts, macros = synthesize(tile, paths, OUT / f"{fingerprint(arch)}_{kind}",
-                                pub.sram_depth, pub.fetch_width * pub.word_width,
-                                f"{kind} tile")
+                                depth, width, f"{kind} tile")
     if macros != (1 if kind == "mem" else 0):
         raise AreaError(f"{kind} tile: found {macros} SRAM macros")
     rows = dict.fromkeys(ROWS, 0)
@@ -81,14 +82,28 @@ def measure_tile(arch, kind: str) -> dict:
             "config_bits": sum(r.width for r in rw), "config_words": len(rw)}
 
 
+def sram_macro(arch) -> tuple[int, int, float]:
+    """The MEM tile's SRAM macro ``(depth, width, um2)`` by ``[mem] kind``: the PUB's single-port
+    ``sram_depth x (fetch_width * word_width)`` scaled from ``[area] sp_512x64_um2``, or the
+    dual-port SRAM's ``[dpbuf] sram_depth x word_width`` (``dp``, ``dp-pe``) at ``[area]
+    dp_over_sp_ratio`` times the single-port area of the same bits (bench/area.py's DP blocks)."""
+    a = arch.area
+    if arch.mem.kind == "pub":
+        pub = arch.pub
+        words = pub.sram_depth * pub.fetch_width
+        return pub.sram_depth, pub.fetch_width * pub.word_width, a.sp_512x64_um2 * words / 2048
+    dp = arch.dpbuf
+    um2 = a.sp_512x64_um2 * a.dp_over_sp_ratio * dp.sram_depth / 2048
+    return dp.sram_depth, dp.word_width, um2
+
+
 def measure_arch(arch) -> dict:
-    k, a = arch.area.um2_per_transistor, arch.area
+    k = arch.area.um2_per_transistor
     tiles = {}
     for kind in KINDS:
         print(f"[tile_area] {arch.name}: synthesizing the {kind} tile ...", flush=True)
         t = measure_tile(arch, kind)
-        sram = a.sp_512x64_um2 * (arch.pub.sram_depth * arch.pub.fetch_width) / 2048 \
-            if kind == "mem" else 0.0
+        sram = sram_macro(arch)[2] if kind == "mem" else 0.0
         t.update(logic_um2=round(t["transistors"] * k, 1), sram_um2=round(sram, 1),
                  total_um2=round(t["transistors"] * k + sram, 1))
         tiles[kind] = t

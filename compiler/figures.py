@@ -24,6 +24,11 @@ THESIS_7_3 = {"upsample": (1, 2, 2), "gaussian": (1, 2, 6), "harris": (5, 11, 23
               "resnet": (80, 80, 80)}
 THESIS_7_4 = {"upsample": (16399, 16383, 16401), "gaussian": (4095, 4095, 4100),
               "harris": (4095, 4095, 4139), "resnet": (9807, 8739, 8751)}
+# thesis Table 7.5: app -> (extra PEs for address generation, the same with PEs optimised for
+# it, PEs for computation)
+THESIS_7_5 = {"gaussian": (156, 19, 19), "harris": (768, 91, 103), "upsample": (66, 15, 0),
+              "unsharp": (612, 72, 101), "camera": (656, 146, 331), "laplacian": (660, 100, 89),
+              "resnet": (755, 237, 128), "mobilenet": (918, 268, 96), "gemm": (508, 353, 223)}
 # thesis Table 7.8: app -> (original MEMs, MEMs after, registers added)
 THESIS_7_8 = {"gaussian": (9, 1, 6), "harris": (67, 5, 30), "unsharp": (66, 6, 40),
               "camera": (158, 25, 26), "resnet": (136, 81, 0)}

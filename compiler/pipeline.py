@@ -365,14 +365,31 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     return result.run(until)
 
 
-def shipped_arrays() -> list[str]:
-    """The shipped arch files with an array (``ubgen/constraints/arch/*.toml`` with ``[array]``),
-    smallest first (by tiles, then by name)."""
+def backend_figures(impls: dict[str, UBImpl], backend: str) -> dict:
+    """What a memory backend adds to its memory count (``compiler.mapping.report``):
+    ``controller_pes`` for ``dp-pe`` (the PEs of every synthesised controller,
+    ``compiler.backend.pe_controllers``), ``buffets`` for ``rv`` (one per dual-port memory,
+    each with the local schedule ``compiler.mapping.buffet`` derives). Raises the one-line
+    ``NetlistError`` / ``MappingError`` of a memory the backend cannot hold."""
+    if backend == "dp-pe":
+        from .backend.dp_build import dp_pe_controllers
+        return {"controller_pes": sum(dp_pe_controllers(b, name) for name, impl in impls.items()
+                                      for b in impl.dps)}
+    if backend == "rv":
+        from .mapping.buffet import buffet_configs
+        return {"buffets": sum(len(c) for c in buffet_configs(impls).values())}
+    return {}
+
+
+def shipped_arrays(mem_kind: str = "pub") -> list[str]:
+    """The shipped arch files with an array (``ubgen/constraints/arch/*.toml`` with ``[array]``)
+    whose MEM tile is ``mem_kind`` (``[mem] kind``; the PUB's by default), smallest first (by
+    tiles, then by name)."""
     from ubgen.arch import ARCH_DIR
     found = []
     for path in sorted(ARCH_DIR.glob("*.toml")):
         arch = load_arch(path.stem)
-        if "array" in arch.raw:
+        if "array" in arch.raw and arch.mem.kind == mem_kind:
             found.append((sum(tile_capacity(arch).values()), arch.name))
     return [name for _n, name in sorted(found)]
 
@@ -540,4 +557,4 @@ __all__ = ["CompileResult", "compile_app", "check_result", "DEFAULT_ARCH", "STAG
            "PUB_ARCH", "shipped_arrays", "compile_on_smallest", "ArchChoice",
            "FitError", "require_fit", "resources", "tile_capacity", "NetlistError",
            "compile_fitting", "compile_tiled", "size_errors",
-           "user_errors"]
+           "user_errors", "backend_figures"]

@@ -34,11 +34,11 @@ from pathlib import Path
 
 from .bundle import validate_bundle
 from .progress import ProgressTail
-from .runner import (BUILD, VERILATOR_ARGS, fst_build_args, hier_block_args, locked,
-                     setup_verilator)
+from .runner import (BUILD, VERILATOR_ARGS, cocotb_env, fst_build_args, hier_block_args,
+                     locked, setup_verilator)
 from ubgen.paths import shown
 
-__all__ = ["run_bundle", "model_for", "generate_verilog", "ModelOptions", "E2E_BUILD",
+__all__ = ["run_bundle", "run_test_module", "model_for", "generate_verilog", "ModelOptions", "E2E_BUILD",
            "RunError"]
 
 E2E_BUILD = BUILD / "e2e"
@@ -300,10 +300,9 @@ def _run_testbench(run_dir: Path, model: dict, waves: bool, fst: Path, progress)
     setup_verilator()
     from cocotb_tools.runner import get_runner
     result_path = run_dir / "result.json"
-    env = {"PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent),
-                                          os.environ.get("PYTHONPATH", "")]),
-           "UBGEN_E2E_JOB": str(run_dir / "job.json"), "UBGEN_E2E_RESULT": str(result_path),
-           "UBGEN_E2E_PROGRESS": str(run_dir / "progress.jsonl")}
+    env = cocotb_env({"UBGEN_E2E_JOB": str(run_dir / "job.json"),
+                      "UBGEN_E2E_RESULT": str(result_path),
+                      "UBGEN_E2E_PROGRESS": str(run_dir / "progress.jsonl")})
     t = time.perf_counter()
     runner = get_runner("verilator")
     tail = ProgressTail(run_dir / "progress.jsonl", progress) if progress else None
@@ -324,6 +323,29 @@ def _run_testbench(run_dir: Path, model: dict, waves: bool, fst: Path, progress)
     if not result_path.exists():
         raise RunError(f"the testbench wrote no result; see {run_dir}/sim.log")
     return seconds
+
+
+def run_test_module(model: dict, test_module: str, test_dir: Path,
+                    extra_env: dict[str, str] | None = None) -> None:
+    """Every cocotb test of ``test_module`` on a :func:`model_for` model, run in ``test_dir``
+    (its log ``sim.log``): other testbenches of ``cgra_top`` share the end-to-end runs' model
+    instead of building their own. Raises ``AssertionError`` if a test failed or none ran."""
+    setup_verilator()
+    from cocotb_tools.check_results import get_results
+    from cocotb_tools.runner import get_runner
+    test_dir.mkdir(parents=True, exist_ok=True)
+    where = f"see {test_dir / 'sim.log'}"
+    try:
+        results = get_runner("verilator").test(
+            test_module=test_module, hdl_toplevel=model["top"], hdl_toplevel_lang="verilog",
+            build_dir=model["build_dir"], test_dir=test_dir, extra_env=cocotb_env(extra_env),
+            log_file=test_dir / "sim.log")
+    except SystemExit as e:          # the runner exits when a cocotb test failed
+        raise AssertionError(f"{test_module}: cocotb tests failed (exit {e.code}); {where}") \
+            from None
+    total, failed = get_results(results)
+    if total == 0 or failed:
+        raise AssertionError(f"{test_module}: {failed} of {total} cocotb tests failed; {where}")
 
 
 def _save_arrays(run_dir: Path, arrays: dict, outputs: list[str]) -> dict:

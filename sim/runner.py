@@ -115,6 +115,26 @@ def hier_block_args(build_dir: Path,
     return [vlt], ["--hierarchical"]
 
 
+def cocotb_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a cocotb run: the checkout on ``PYTHONPATH`` (the testbench modules
+    are ``sim.tb.*``), then ``extra``."""
+    env = {"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env.update(extra or {})
+    return env
+
+
+def write_source(name: str, text: str, stem: str | None = None) -> Path:
+    """Write ``build/sim/<name>/<stem or name>.v`` only when its text changed (keeps the build
+    of ``name`` incremental, and a build shared by several tests a no-op after the first)."""
+    path = BUILD / name / f"{stem or name}.v"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(text)
+        tmp.replace(path)               # atomic: a concurrent build never reads half a file
+    return path
+
+
 def run_cocotb(*, name: str, sources: list[Path | str], toplevel: str, test_module: str,
                testcase: str | list[str] | None = None, extra_env: dict[str, str] | None = None,
                build_args: list[str] | None = None, waves: bool = False,
@@ -127,22 +147,28 @@ def run_cocotb(*, name: str, sources: list[Path | str], toplevel: str, test_modu
     Returns the results XML path. Raises ``AssertionError`` if any cocotb test failed.
     """
     setup_verilator()
+    build_dir = BUILD / name
+    with locked(BUILD / f".{name}.lock"):       # tests sharing one build run one at a time
+        if rebuild and build_dir.exists():
+            shutil.rmtree(build_dir)
+        return _build_and_test(build_dir, sources, toplevel, test_module, testcase, extra_env,
+                               build_args, waves, hier_blocks)
+
+
+def _build_and_test(build_dir: Path, sources, toplevel: str, test_module: str, testcase,
+                    extra_env, build_args, waves: bool, hier_blocks) -> Path:
     from cocotb_tools.runner import get_runner
     from cocotb_tools.check_results import get_results
-
-    build_dir = BUILD / name
-    if rebuild and build_dir.exists():
-        shutil.rmtree(build_dir)
+    name = build_dir.name
     hier_sources, hier_args = hier_block_args(build_dir, hier_blocks)
     runner = get_runner("verilator")
     runner.build(sources=[str(s) for s in hier_sources + list(sources)], hdl_toplevel=toplevel,
                  build_dir=build_dir,
                  build_args=VERILATOR_ARGS + hier_args + (build_args or []),
                  waves=waves, timescale=("1ns", "1ps"), log_file=build_dir / "build.log")
-    env = {"PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    env.update(extra_env or {})
     results = runner.test(test_module=test_module, hdl_toplevel=toplevel, testcase=testcase,
-                          build_dir=build_dir, test_dir=build_dir, extra_env=env, waves=waves,
+                          build_dir=build_dir, test_dir=build_dir, extra_env=cocotb_env(extra_env),
+                          waves=waves,
                           log_file=build_dir / f"test_{'_'.join(testcase) if isinstance(testcase, list) else testcase or 'all'}.log")
     total, failed = get_results(results)
     if total == 0:

@@ -205,6 +205,9 @@ AMARANTH_FREE = [
     "ubgen.mem.spec, ubgen.io.spec, ubgen.glb.spec, ubgen.interconnect, ubgen.array, "
     "ubgen.array.layout\nfrom ubgen.array.graph import routing_graph, full_regmap\n"
     "routing_graph('cgra_4x4'); full_regmap('cgra_4x4')",
+    "import ubgen.mem.dp_spec, ubgen.buffet, ubgen.buffet.spec, compiler.mapping.dp_model, "
+    "compiler.mapping.buffet, compiler.backend.pe_controllers, compiler.backend.dp_build\n"
+    "from ubgen.array.graph import full_regmap\nfull_regmap('cgra_dppe_4x8')",
 ]
 
 
@@ -217,6 +220,16 @@ def test_compile_to_netlist_does_not_import_amaranth():
     code = ("from compiler.pipeline import compile_app\n"
             "r = compile_app('gaussian', arch='cgra_8x8')\n"
             "assert r.netlist is not None and r.netlist.count('pe') > 0\n")
+    assert _fresh(code) == "False"
+
+
+def test_dual_port_backends_compile_without_amaranth():
+    code = ("from compiler.pipeline import compile_app, backend_figures\n"
+            "for app, arch, w, h in (('gaussian', 'cgra_dp_4x8', 32, 12),\n"
+            "                        ('upsample', 'cgra_dppe_4x8', 16, 8)):\n"
+            "    r = compile_app(app, arch, dict(width=w, height=h), until='pnr')\n"
+            "    assert r.pnr.check.ok and r.netlist.count('mem') >= 1\n"
+            "assert backend_figures(r.impls, 'rv')['buffets'] == 1\n")
     assert _fresh(code) == "False"
 
 

@@ -106,6 +106,10 @@ def load_arch(path: str | Path = "pub") -> Arch:
     if not _is_pow2(mem.rf_words) or mem.rf_words < 2:
         raise ArchError(f"{source}: mem.rf_words must be a power of two of at least 2, "
                         f"got {mem.rf_words}")
+    from .mem.dp_spec import MEM_KINDS
+    if mem.kind not in MEM_KINDS:
+        raise ArchError(f"{source}: [mem] kind must be one of {', '.join(MEM_KINDS)}, "
+                        f"got {mem.kind!r}")
     from .mem.spec import rf_ports          # the register file's ports borrow PUB controllers
     try:
         rf_ports(pub, mem)

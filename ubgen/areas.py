@@ -3,7 +3,8 @@ compiler's reports (``ubc pnr``, the evaluation) without Amaranth or Yosys.
 
 The figures come from ``bench/tile_area.py`` (Yosys generic synthesis of the generated tiles,
 the method of ``bench/area.py``: transistors x ``[area] um2_per_transistor``, the MEM tile's SRAM
-macro modelled by ``[area] sp_512x64_um2``) and are committed in ``ubgen/data/tile_area.json``;
+macro modelled by ``[area] sp_512x64_um2``, times ``dp_over_sp_ratio`` for the dual-port SRAM of
+the ``dp`` and ``dp-pe`` MEM tiles) and are committed in ``ubgen/data/tile_area.json``;
 a regression test (``tests/ubgen/test_tile_area.py``, ``make regress``) synthesizes them again
 and compares. An entry is found by the :func:`fingerprint` of the parameters the tiles are built
 from, so an arch file that changes a tile (tracks, PUB sizes, controller widths, ...) has no
@@ -29,11 +30,18 @@ class AreaDataError(LookupError):
 
 def tile_params(arch: Arch) -> dict:
     """The parameters a tile is built from: everything but the array's size and layout, the
-    GLB's bank count and the schedulers' latencies (a tile looks the same in a bigger array)."""
+    GLB's bank count and the schedulers' latencies (a tile looks the same in a bigger array);
+    ``[dpbuf]`` for the dual-port MEM tiles (``[mem] kind`` ``dp`` / ``dp-pe``) only."""
     array = {k: v for k, v in asdict(arch.array).items()
              if k not in ("rows", "columns", "mem_period")}
-    return {"pub": asdict(arch.pub), "mem": asdict(arch.mem), "array": array,
-            "glb_bank_words": arch.glb.bank_words, "area": asdict(arch.area)}
+    mem = asdict(arch.mem)
+    params = {"pub": asdict(arch.pub), "mem": mem, "array": array,
+              "glb_bank_words": arch.glb.bank_words, "area": asdict(arch.area)}
+    if mem.get("kind") == "pub":    # the PUB MEM tile, measured before [mem] kind existed
+        del mem["kind"]
+    else:                           # a dual-port MEM tile is built from [dpbuf]
+        params["dpbuf"] = asdict(arch.dpbuf)
+    return params
 
 
 def fingerprint(arch: Arch) -> str:

@@ -9,6 +9,8 @@ chaining and configuration bus as the PUB (:mod:`ubgen.pub`). Timing, in unstall
   in cycle c+1 (read latency 1). A write at cycle c is visible to a read fired at c+1 or later
   (a read and a write of one address in the same cycle return the old word).
 
+The register map and controllers are data (:mod:`ubgen.mem.dp_spec`, re-exported here).
+
 Chaining (paper Fig. 10): the AGs carry ``chain_bits`` high bits; with ``chain_en`` a write or a
 read happens only when they equal ``tile_id``; a read that another tile owns passes
 ``chain_in_data``/``chain_in_valid`` through to the output in cycle c+1.
@@ -21,46 +23,12 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .arch import DPBufParams
-from .controller import ControllerConfig, ControllerLayout, EncodeError, encode_controller
-from .regmap import RegisterMap, CONFIG_DATA_WIDTH
+from .regmap import CONFIG_DATA_WIDTH
+from .mem.dp_spec import DPBUF_STATUS, dpbuf_layouts, dpbuf_regmap, encode_dpbuf
 from .pub.control import (BlockConfig, CycleCounter, add_controllers, chain_output,
                           connect_config, tile_match)
 
 __all__ = ["DPBuffer", "dpbuf_layouts", "dpbuf_regmap", "encode_dpbuf", "DPBUF_STATUS"]
-
-DPBUF_STATUS = ("cycle_count",)
-
-
-def dpbuf_layouts(params: DPBufParams) -> dict[str, ControllerLayout]:
-    """The write and read controllers, each with one address generator ``addr``."""
-    width = params.sram_addr_width + params.chain_bits
-    return {n: ControllerLayout(n, {"addr": width}, params.controller.for_kind(n))
-            for n in ("wr", "rd")}
-
-
-def encode_dpbuf(configs: dict[str, ControllerConfig], params: DPBufParams) -> dict[str, int]:
-    """Register values of both controllers for the affine ``configs`` (absent: disabled)."""
-    layouts = dpbuf_layouts(params)
-    unknown = sorted(set(configs) - set(layouts))
-    if unknown:
-        raise EncodeError(f"dpbuf: no controller {unknown[0]}")
-    regs: dict[str, int] = {}
-    for name, layout in layouts.items():
-        regs.update(encode_controller(configs.get(name, ControllerConfig.disabled()), layout))
-    return regs
-
-
-def dpbuf_regmap(params: DPBufParams) -> RegisterMap:
-    """The DP-SRAM + AG buffer's configuration space."""
-    rm = RegisterMap("dpbuf")
-    rm.add("chain_en", 1, doc="chaining on: accesses only when the address's high bits equal "
-                              "tile_id; unowned outputs pass chain_in through")
-    rm.add("tile_id", params.chain_bits, doc="this tile's ID in a chain")
-    for layout in dpbuf_layouts(params).values():
-        layout.add_registers(rm)
-    rm.add("cycle_count", params.controller.cycle_width,
-           doc="read-only status: unstalled cycles since run went high")
-    return rm
 
 
 class DPBuffer(wiring.Component):

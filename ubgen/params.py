@@ -78,10 +78,14 @@ class PUBParams:
 
 @dataclass(frozen=True)
 class MemParams:
-    """The MEM tile's register-file mode (docs/mem_rf.md): the register level of the memory
+    """The MEM tile: which memory it is (``kind``, thesis Table 6.1: ``pub`` the Physical
+    Unified Buffer, ``dp`` a dual-port SRAM with address generators, ``dp-pe`` a plain dual-port
+    SRAM whose controllers the compiler builds from PEs; :mod:`ubgen.mem.dp_spec`) and the
+    PUB tile's register-file mode (docs/mem_rf.md): the register level of the memory
     hierarchy (thesis §5.4), banks of at most the shift-register threshold (20 words, §5.1.2)
     held in registers of a memory tile instead of its SRAM."""
     rf_words: int = 32            # words of the register file (a power of two)
+    kind: str = "pub"             # pub | dp | dp-pe
 
     @property
     def rf_addr_width(self) -> int:

@@ -51,25 +51,10 @@ from ..ir.ubuf import UBPort, UnifiedBuffer
 from ..mapping.bank_select import split_port
 from ..mapping.common import Affine, MappingError, Stream, port_stream
 from ..mapping.registers import pack_register_files, rf_tile_registers
+from .dp_build import add_dp_block
 from .kernel_map import KernelGraph, KNode, Operand, map_kernel
 from .netlist import GLBLayout, Netlist, NetlistError
-
-
-@dataclass(frozen=True)
-class Source:
-    """The value of stream cycle ``t`` is on ``node.port`` at cycle ``t + offset``
-    (``offset`` None: a constant, the same at every cycle)."""
-    node: str
-    port: str
-    offset: int | None
-    width: int = WORD_WIDTH
-
-
-@dataclass(frozen=True)
-class Alias:
-    """A stream whose source is ``stream``'s with the offset moved by ``shift``."""
-    stream: tuple[str, str]
-    shift: int
+from .sources import Alias, Source
 
 
 @dataclass
@@ -260,6 +245,9 @@ class NetlistBuilder:
         if kn.kind == "pe":
             self.pe(name, kn.op, kn.inputs, label=f"{op}: {kn.label}", buffer=None, **attrs)
             return
+        if self.arch.mem.kind != "pub":
+            raise NetlistError(f"op {op}: a lookup table needs a MEM tile in ROM mode; the "
+                               f"arch's MEM tile ([mem] kind = {self.arch.mem.kind}) has none")
         cap = self.arch.pub.capacity_words
         if len(kn.table) > cap:
             raise NetlistError(f"op {op}: lookup table of {len(kn.table)} words exceeds a MEM "
@@ -292,6 +280,8 @@ class NetlistBuilder:
             self.valids[(B, sr.dst)] = Alias((B, sr.src), -sr.delay)
         for i, pub in enumerate(impl.pubs):
             self.pub_block(B, pub, f"{B}.pub{i}")
+        for i, block in enumerate(impl.dps):
+            add_dp_block(self, B, block, f"{B}.dp{i}")
         self.register_files(B, impl)
         for port, node in impl.connections.items():
             if node != port:
@@ -419,6 +409,10 @@ class NetlistBuilder:
         if sub is None:
             raise NetlistError(f"buffer {ub.name}: select source {stream} is not a sub-port of "
                                f"{logical}")
+        if self.arch.mem.kind != "pub":
+            raise NetlistError(f"buffer {ub.name}: bank select {logical} needs a schedule "
+                               f"generator of a PUB tile; the arch's MEM tile ([mem] kind = "
+                               f"{self.arch.mem.kind}) has none")
         st = port_stream(sub)
         cfg = ControllerConfig(st.extents, AffineMap(st.time.start, st.time.strides),
                                {"tb": AffineMap(0, (0,) * len(st.extents))})

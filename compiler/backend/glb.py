@@ -16,7 +16,7 @@ import numpy as np
 from ubgen.arch import Arch, WORD_MASK
 from ubgen.io.spec import io_layouts
 
-from ..mapping.pub_model import decode_arrays
+from ..mapping.decode import decode_arrays
 from .netlist import GLBLayout, Netlist, NetlistError
 
 

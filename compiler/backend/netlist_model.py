@@ -3,10 +3,13 @@ register values (docs/design.md, the test pyramid: the level between the per-buf
 the RTL).
 
 Every node is replayed from its core registers only: a PE with ``ubgen.pe.ops.pe_reference``
-(its ``op``, constant registers and output register), a MEM tile with the config-driven PUB
-model (:class:`compiler.mapping.pub_model.PUBTile`, chaining included), in ROM mode from its window words,
-in register-file mode from its ``rf_*`` controllers, and an IO tile from its ``glb2f`` /
-``f2glb`` controller (``compiler.mapping.pub_model.decode_arrays`` on ``ubgen.io`` layouts). Edges
+(its ``op``, constant registers and output register; a ``STEP`` PE's state is its output
+register), a MEM tile with the config-driven PUB model
+(:class:`compiler.mapping.pub_model.PUBTile`, chaining included), in ROM mode from its window
+words, in register-file mode from its ``rf_*`` controllers, a dual-port MEM tile (``[mem] kind``
+``dp`` / ``dp-pe``) with :class:`compiler.mapping.dp_model.DPTile` /
+:class:`~compiler.mapping.dp_model.DPRAM`, and an IO tile from its ``glb2f`` / ``f2glb``
+controller (``compiler.mapping.pub_model.decode_arrays`` on ``ubgen.io`` layouts). Edges
 delay values by their latency. The application's inputs are loaded into a modelled global
 buffer at every IO stream's :class:`~.netlist.GLBLayout` (one bank per IO tile), the netlist
 runs, and the outputs are read back from the banks the ``f2glb`` streams wrote (for an element
@@ -26,10 +29,12 @@ import numpy as np
 from ubgen.arch import Arch, WORD_MASK
 from ubgen.io.spec import GLB2F_LATENCY, io_layouts
 from ubgen.mem.spec import RF_ENABLE
-from ubgen.pe.ops import PEOp, pe_reference
+from ubgen.pe.ops import PEOp, pe_reference, step_reset
 
 from ..ir.program import Program
-from ..mapping.pub_model import PUBTile, RegisterFileTile, decode_arrays
+from ..mapping.decode import decode_arrays
+from ..mapping.dp_model import DPRAM, DPTile
+from ..mapping.pub_model import PUBTile, RegisterFileTile
 from .glb import input_words, output_places
 from .netlist import GLBLayout, Netlist, NetlistError
 
@@ -73,6 +78,14 @@ class _Node:
     def out(self, port: str) -> list | None:
         return self.sim.hist.get((self.name, port))
 
+    def emit(self, c: int, data, valid: int) -> None:
+        """A memory tile's ``data_out0``/``valid_out0`` of cycle ``c`` (when connected)."""
+        h, hv = self.out("data_out0"), self.out("valid_out0")
+        if h is not None:
+            h[c] = data
+        if hv is not None:
+            hv[c] = valid
+
     def prepare(self) -> None:
         """Called once the edges are known."""
 
@@ -91,7 +104,13 @@ class _PE(_Node):
         self.consts = {p: cfg[f"{p}_const"] for p in _DATA + _BITS
                        if cfg.get(f"{p}_const_en", 0)}
         self.lut = cfg.get("lut", 0)
+        self.step = self.op is PEOp.STEP
         self.state: tuple | None = None
+        if self.step:
+            if not self.reg:
+                raise NetlistError(f"{name}: a STEP PE keeps its state in its output register "
+                                   f"(out_reg = 1)")
+            self.state = step_reset(self.consts.get("data2", 0))
         self.res, self.res_p = None, None
 
     def prepare(self) -> None:
@@ -126,6 +145,11 @@ class _PE(_Node):
                 if k is None:
                     return None
             vals.append(k)
+        if self.step:
+            if self.state is None:
+                return None
+            return pe_reference(self.op, vals[0], vals[1], vals[2], (vals[3], vals[4], vals[5]),
+                                acc=self.state[0])
         return pe_reference(self.op, vals[0], vals[1], vals[2], (vals[3], vals[4], vals[5]),
                             lut=self.lut)
 
@@ -183,6 +207,43 @@ class _PUB(_Node):
             self.sim.run.conflicts.append(f"{self.name}: SRAM conflict at cycle {c}")
 
 
+class _DP(_Node):
+    """A DP-SRAM + AG tile (``[mem] kind = "dp"``): its read of cycle ``c - 1`` on
+    ``data_out0`` at ``c``; a chained tile passes ``chain_in0`` through when it does not own
+    the read (combinationally, like the hardware)."""
+    comb_inputs = ("chain_in0", "chain_valid_in0")
+
+    def __init__(self, name, data, sim):
+        super().__init__(name, data, sim)
+        self.tile = DPTile(self.cfg, sim.arch.dpbuf)
+
+    def outputs(self, c):
+        o = self.tile.output(c)
+        if self.tile.chain_en and not (o is not None and o[1]):
+            self.emit(c, self.inp("chain_in0", c), self.inp("chain_valid_in0", c))
+        else:
+            self.emit(c, *((o[0], 1) if o is not None else (None, 0)))
+
+    def end(self, c):
+        self.tile.commit(c, self.inp("data_in0", c))
+
+
+class _DPRAM(_Node):
+    """A plain dual-port SRAM tile (``[mem] kind = "dp-pe"``) driven by its routed ports."""
+
+    def __init__(self, name, data, sim):
+        super().__init__(name, data, sim)
+        self.ram = DPRAM(sim.arch.dpbuf)
+        self.word, self.valid = None, 0
+
+    def outputs(self, c):
+        self.emit(c, self.word, self.valid)
+
+    def end(self, c):
+        self.word, self.valid = self.ram.step(*(self.inp(p, c) for p in (
+            "wen", "waddr", "data_in0", "ren", "raddr")))
+
+
 class _ROM(_Node):
     def __init__(self, name, data, sim):
         super().__init__(name, data, sim)
@@ -191,11 +252,7 @@ class _ROM(_Node):
         self.valid = 0
 
     def outputs(self, c):
-        h, hv = self.out("data_out0"), self.out("valid_out0")
-        if h is not None:
-            h[c] = self.word
-        if hv is not None:
-            hv[c] = self.valid
+        self.emit(c, self.word, self.valid)
 
     def end(self, c):
         i = self.inp("data_in0", c)
@@ -270,6 +327,10 @@ def _make(name: str, data: dict, sim: "_Sim") -> _Node:
         return _PE(name, data, sim)
     if kind == "io":
         return _IO(name, data, sim)
+    if sim.arch.mem.kind == "dp":
+        return _DP(name, data, sim)
+    if sim.arch.mem.kind == "dp-pe":
+        return _DPRAM(name, data, sim)
     if cfg.get(RF_ENABLE):
         return _RF(name, data, sim)
     if cfg.get("mode"):

@@ -34,8 +34,9 @@ from ubgen.controller import (AffineMap, ControllerConfig, ControllerLayout, Enc
                               encode_controller)
 from ubgen.pe.ops import PEOp
 
-from ..backend.build import NetlistBuilder, Source
+from ..backend.build import NetlistBuilder
 from ..backend.netlist import Netlist, NetlistError
+from ..backend.sources import Source
 from ..ir.program import Program
 from ..ir.schedule import Schedule
 from ..ir.ubimpl import UBImpl

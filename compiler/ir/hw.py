@@ -3,7 +3,10 @@ the cycle-counter width, from a constraints toml. Part of the IR layer, so extra
 and the backend share one definition without importing one another (docs/design.md §2).
 
 Latencies come from the ``[schedule]`` section (:class:`ubgen.arch.ScheduleParams`); port counts,
-fetch width and the cycle-counter width come from the ``[pub]``/``[controller]`` sections.
+fetch width and the cycle-counter width come from the ``[pub]``/``[controller]`` sections, or,
+when ``[mem] kind`` is a dual-port SRAM (``dp``, ``dp-pe``), are its one read and one write
+port of one word (thesis §6.3: the port count and fetch width are what a backend tells the
+scheduler).
 
 ``[schedule]`` keys: ``pe_latency`` (cycles per PE on a kernel's critical path; the PE output
 register, docs/design.md §5.2), ``mem_read_latency`` (SRAM read, §5.1), ``mem_write_latency``.
@@ -44,6 +47,10 @@ class HwParams:
         sched = arch.schedule
         kw = {f.name: getattr(sched, f.name) for f in fields(sched)}
         pub = arch.pub
+        if arch.mem.kind != "pub":
+            # a dual-port SRAM (thesis Table 6.1): one write and one read port of one word
+            return HwParams(read_ports=1, write_ports=1, fetch_width=1,
+                            cycle_width=arch.dpbuf.controller.cycle_width, **kw)
         return HwParams(read_ports=pub.output_ports, write_ports=pub.input_ports,
                         fetch_width=pub.fetch_width, tb_depth=pub.tb_depth,
                         fetch_dims=pub.controller.for_kind("sram2tb").max_dims,

@@ -10,17 +10,18 @@
    (:mod:`.merge`) with the delay memories, up to the PUB's port counts; when a port still
    spans several banks, it is split by writer and rebuilt by a bank select
    (:mod:`.bank_select`, the fallback after duplication);
-4. per memory block: linearization with circular-buffer modulo (:mod:`.linearize`; an outer
+4. per memory block: linearization with circular-buffer modulo (:mod:`.block_layout`; an outer
    tile loop that rewrites the same addresses is an extra address dimension), chaining by
    capacity (:mod:`.chaining`), vectorization and AGG/SRAM/TB scheduling (:mod:`.vectorize`);
 5. the memory level (:mod:`.hierarchy`); a bank of at most ``threshold`` words becomes a
    register file (:mod:`.registers`) instead of a memory tile.
+
+The memory the blocks go to is the arch's MEM tile (``[mem] kind``, thesis Table 6.1 / §6.3):
+the PUB (two write and two read ports, step 4 above), or a dual-port SRAM (``dp``: DP-SRAM +
+AG, ``dp-pe``: DP-SRAM whose controllers are PEs): one writer and one reader per memory for
+banking and merging, no register files, and :func:`.dp_block.build_dp` instead of step 4.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass, replace
-
-import numpy as np
 
 from ubgen.arch import Arch, PUBParams, load_arch
 from ubgen.controller import AffineMap, ControllerConfig
@@ -29,129 +30,36 @@ from ..ir.ubimpl import PUBBlock, ShiftRegister, UBImpl
 from ..ir.ubuf import UnifiedBuffer
 from .bank_select import SpansBanks, split_by_writer
 from .banking import bank_buffer, choose_banking
-from .chaining import Chain, chain_tiles
-from .common import (Affine, MappingError, SramConflict, Stream, port_stream,
-                     shifted_port)
+from .block_layout import layout_candidates
+from .common import MappingError, SramConflict, shifted_port
 from .dependence import constant_distances
 from .diagnose import order_hint
 from .hierarchy import host_level, select_level
 from .lane_banking import bank_lanes, choose_lane_banking
-from .linearize import (box_layout, linear, live_span, next_pow2, reduce_offsets,
-                        row_dimension, stream_layout, tile_dims, versions_match,
-                        with_tile_dims)
+from .dp_block import build_dp
+from .linearize import stream_layout
 from .merge import merge_banks
 from .port_sharing import share_output_ports
 from .registers import register_file
 from .shift_register import DEFAULT_THRESHOLD, delay_tree
-from .vectorize import WordStream, enumerate_affine, pub_configs
+from .vectorize import WordStream, pub_configs
 
 
 def _arch(arch: Arch | str) -> Arch:
     return arch if isinstance(arch, Arch) else load_arch(arch)
 
 
-def _max(a: Affine, extents) -> int:
-    return a.start + sum(max(0, s) * (e - 1) for s, e in zip(a.strides, extents))
-
-
-def _layout(streams: list[Stream], fw: int, ins: list[Stream] | None = None
-            ) -> tuple[list[int], tuple[int, ...]]:
-    """Lowest address and row-major offset vector (§5.6) over the address box of ``streams``,
-    rows padded to the fetch width; the dimension the writers ``ins`` fill row by row is the
-    innermost (:func:`.linearize.row_dimension`)."""
-    return box_layout(streams, pad=fw, row=row_dimension(ins) if ins else None)[:2]
-
-
-def _tile_versioned(ins: list[Stream], outs: list[Stream], fw: int
-                    ) -> tuple[list[Stream], list[Stream]]:
-    """The streams with their outer tile loops as extra address dimensions (:func:`.linearize
-    .tile_dims`), when that versioning is exactly what every read sees; else unchanged."""
-    streams = ins + outs
-    k = tile_dims([s.extents for s in streams], [s.addr for s in streams])
-    if not k or not ins or not outs:
-        return ins, outs
-    aug = [replace(s, addr=with_tile_dims(s.extents, s.addr, k)) for s in streams]
-
-    def ids(group: list[Stream]):
-        lows, offs = _layout(group, fw, group[:len(ins)])
-        return [enumerate_affine(s.extents, linear(s.addr, offs, lows)) for s in group]
-    plain, vers = ids(streams), ids(aug)
-    times = [enumerate_affine(s.extents, s.time) for s in streams]
-    n = len(ins)
-    cat = np.concatenate
-    if not versions_match(cat(times[:n]), cat(plain[:n]), cat(vers[:n]),
-                          cat(times[n:]), cat(plain[n:]), cat(vers[n:])):
-        return ins, outs
-    return aug[:n], aug[n:]
-
-
-@dataclass
-class BlockLayout:
-    """One candidate linear layout of a memory block (§5.6): the word streams (inputs first),
-    the chain of tiles that holds them and the circular capacity (``None``: not circular)."""
-    words: list[WordStream]
-    n_in: int
-    chain: Chain
-    circ: int | None
-    max_addr: int
-
-
-def block_layout(ins: list[Stream], outs: list[Stream], pub: PUBParams, buffer: str
-                 ) -> BlockLayout:
-    """Linearize ``ins + outs`` (writers' row innermost, rows padded to the fetch width),
-    reduce the offsets modulo the live capacity when the writes advance (circular buffer), and
-    chain tiles by the address range."""
-    fw = pub.fetch_width
-    streams = ins + outs
-    lows, offsets = _layout(streams, fw, ins)
-    full = offsets
-
-    def lin(s: Stream, offs) -> Affine:
-        return linear(s.addr, offs, lows)
-    wt = np.concatenate([enumerate_affine(s.extents, s.time) for s in ins])
-    wa = np.concatenate([enumerate_affine(s.extents, lin(s, offsets)) for s in ins])
-    rt = np.concatenate([enumerate_affine(s.extents, s.time) for s in outs])
-    ra = np.concatenate([enumerate_affine(s.extents, lin(s, offsets)) for s in outs])
-    span = live_span(wt, wa, rt, ra)
-    capacity = pub.sram_depth * fw
-    circ = next_pow2(max(span, 2 * fw)) if span is not None else None
-    if circ is not None and circ < (1 << (pub.sram_addr_width + pub.chain_bits)) * fw:
-        offsets = reduce_offsets(offsets, circ)
-    else:
-        circ = None
-    words = [WordStream(s.name, s.extents, s.time, lin(s, offsets), lin(s, full))
-             for s in streams]
-    max_addr = max(_max(w.addr, w.extents) for w in words)
-    if circ is not None and circ <= capacity:
-        # unchained, the SRAM uses the low address bits only: its wrap at the capacity (a
-        # multiple of circ) completes the modulo of the reduced offsets (§5.6)
-        chain = chain_tiles(0, capacity, pub.chain_bits, buffer)
-        max_addr = min(max_addr, circ - 1)
-    else:
-        chain = chain_tiles(max_addr, capacity, pub.chain_bits, buffer)
-    return BlockLayout(words, len(ins), chain, circ, max_addr)
-
-
 def build_pub(bank: UnifiedBuffer, pub: PUBParams, buffer: str) -> PUBBlock:
     """Linearize, chain and vectorize one memory block (one PUB or one chain of PUBs).
 
     A tile loop that rewrites the same addresses can be an extra address dimension
-    (:func:`_tile_versioned`), which lets the writes advance and the block be circular
+    (:func:`.block_layout._tile_versioned`), which lets the writes advance and the block be circular
     (brighten_blur's 16 tiles in one line buffer); when it needs more chained tiles than the
     plain layout (resnet 16/16's ``in_mem``: the versions double a block that is live as a
     whole), the plain layout is used. Each layout is valid on its own: the value flow is the
     unified buffer's (a double-buffered buffer carries its storage copy as an index), and
     :func:`.vectorize.late_reads` proves no word is overwritten before its fetch."""
-    ins = [port_stream(p) for p in bank.inputs]
-    outs = [port_stream(p) for p in bank.outputs]
-    vins, vouts = _tile_versioned(ins, outs, pub.fetch_width)
-    cands, errors = [], []
-    for i, o in ([(vins, vouts)] if vins is not ins else []) + [(ins, outs)]:
-        try:
-            cands.append(block_layout(i, o, pub, buffer))
-        except MappingError as e:
-            errors.append(e)
-    cands.sort(key=lambda c: c.chain.tiles)            # stable: the versioned layout on a tie
+    cands, errors = layout_candidates(bank, pub, buffer)
     for c in cands:
         wrap = (pub.sram_depth if c.chain.tiles == 1
                 else 1 << (pub.sram_addr_width + pub.chain_bits))
@@ -230,6 +138,13 @@ def _bank_per_reader(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str |
     return impl
 
 
+def memory_ports(arch: Arch) -> tuple[int, int]:
+    """``(write ports, read ports)`` of one memory of the arch's MEM tile (``[mem] kind``)."""
+    if arch.mem.kind == "pub":
+        return arch.pub.input_ports, arch.pub.output_ports
+    return 1, 1
+
+
 def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None,
                 read_ports: int | None = None) -> UBImpl:
     """The passes of the module docstring on one buffer (the bank-select fallback is
@@ -246,17 +161,18 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
         impl.shift_registers.append(ShiftRegister(s.leader, s.follower, s.delay))
     followers = {s.follower for s in shares}
     leaders = [p for p in ub.outputs if p.name in rest and p.name not in followers]
-    banks, copies = (_bank_leaders(ub, leaders, arch.pub, impl, read_ports) if leaders
-                     else ([], set()))
-    blocks = merge_banks(delay_banks + banks, arch.pub.output_ports, arch.pub.input_ports)
+    ports = memory_ports(arch)
+    bank_ports = (ports[0], read_ports or ports[1])
+    banks, copies = _bank_leaders(ub, leaders, bank_ports, impl) if leaders else ([], set())
+    blocks = merge_banks(delay_banks + banks, ports[1], ports[0])
     _map_blocks(ub, blocks, copies, arch, threshold, level, impl)
     if accumulates_on_chip(ub):
         # the values live on the array; the writes also stream to the GLB (the host's copy)
-        impl.level = select_level(ub.name, "temp", len(impl.pubs), level)
+        impl.level = select_level(ub.name, "temp", len(impl.blocks), level)
         impl.notes.append("output read on the array (an accumulator): held on chip, every "
                           "write also streamed to the global buffer")
     else:
-        impl.level = select_level(ub.name, ub.kind, len(impl.pubs), level)
+        impl.level = select_level(ub.name, ub.kind, len(impl.blocks), level)
     impl.connections = {p.name: p.name for p in ub.outputs}
     return impl
 
@@ -297,17 +213,18 @@ def _delay_lines(ub: UnifiedBuffer, dist, threshold: int, impl: UBImpl) -> list[
     return delay_banks
 
 
-def _bank_leaders(ub: UnifiedBuffer, leaders, pub: PUBParams, impl: UBImpl,
-                  read_ports: int | None = None):
+def _bank_leaders(ub: UnifiedBuffer, leaders, ports: tuple[int, int], impl: UBImpl):
     """Banking of the output ports that still read memory (§5.2; the isomorphic lanes of
-    §4.3.2 when duplication would take every writer): ``(banks, names of the full copies
-    duplication made)``. Raises :class:`SpansBanks` when a port reads more than one bank."""
+    §4.3.2 when duplication would take every writer) for memories of ``ports`` = (write,
+    read) ports: ``(banks, names of the full copies duplication made)``. Raises
+    :class:`SpansBanks` when a port reads more than one bank."""
     copies: set[str] = set()
-    banking = choose_banking(ub, leaders, read_ports or pub.output_ports, pub.input_ports)
+    n_in, n_out = ports
+    banking = choose_banking(ub, leaders, n_out, n_in)
     lane = None
-    if banking.duplicated and len(ub.inputs) > pub.input_ports:
+    if banking.duplicated and len(ub.inputs) > n_in:
         # copies would take every writer: bank the isomorphic lanes instead (§4.3.2)
-        lane = choose_lane_banking(ub, leaders, pub.output_ports, pub.input_ports)
+        lane = choose_lane_banking(ub, leaders, n_out, n_in)
     if lane is not None:
         banking = lane
         banks, selects = bank_lanes(ub, leaders, banking)
@@ -330,25 +247,31 @@ def _bank_leaders(ub: UnifiedBuffer, leaders, pub: PUBParams, impl: UBImpl,
 
 def _map_blocks(ub: UnifiedBuffer, blocks, copies: set[str], arch: Arch, threshold: int,
                 level: str | None, impl: UBImpl) -> None:
-    """Every merged memory block into ``impl``: a register file when small enough (§5.4),
-    else a PUB (linearization, chaining, vectorization)."""
-    pub = arch.pub
+    """Every merged memory block into ``impl``: a register file when small enough (§5.4, PUB
+    tiles only), else a PUB (linearization, chaining, vectorization) or a dual-port SRAM
+    (:func:`.dp_block.build_dp`)."""
+    pub, kind = arch.pub, arch.mem.kind
+    n_in = memory_ports(arch)[0]
     for b in blocks:
         # §5.4: a bank of at most `threshold` words lives in registers (a MEM tile's register
         # file, so no more words than it has), not in a memory tile's SRAM
-        rf = (register_file(b, ub.name, min(threshold, arch.mem.rf_words)) if level != "MEM"
-              else None)
+        rf = (register_file(b, ub.name, min(threshold, arch.mem.rf_words))
+              if level != "MEM" and kind == "pub" else None)
         if rf is not None:
             impl.register_files.append(rf)
             continue
-        if b.name in copies and len(b.inputs) > pub.input_ports:
+        if b.name in copies and len(b.inputs) > n_in:
             # §5.2.2: every copy takes every writer
             raise MappingError(f"buffer {ub.name}: its reads conflict in every bank of the "
                                f"GCD banking and duplication cannot solve it: each copy needs "
-                               f"all {len(b.inputs)} writers, a PUB has {pub.input_ports} "
-                               f"input ports")
-        impl.pubs.append(build_pub(b, pub, ub.name))
-    if level == "MEM" and not impl.pubs:
+                               f"all {len(b.inputs)} writers, "
+                               + (f"a PUB has {n_in} input ports" if kind == "pub" else
+                                  "a dual-port SRAM has one write port"))
+        if kind == "pub":
+            impl.pubs.append(build_pub(b, pub, ub.name))
+        else:
+            impl.dps.append(build_dp(b, arch.dpbuf, ub.name))
+    if level == "MEM" and not impl.blocks:
         raise MappingError(f"buffer {ub.name}: store_in MEM cannot be honoured: every read is "
                            f"served by wires and shift registers (delays <= {threshold}), "
                            f"nothing is left to keep in a memory tile")

@@ -1,8 +1,7 @@
 """Cycle-level model of a mapped buffer (docs/design.md §6 level 2), driven only by register values.
 
-:func:`decode_controller` replays a controller from its *encoded registers* with the hardware's
-recurrence (thesis Fig. 6.2b: one level steps per fire, each generator adds that level's delta,
-values wrap at the register width), not from the affine form or the isl maps.
+The controllers are replayed from their *encoded registers* (:mod:`.decode`, the hardware's
+recurrence of thesis Fig. 6.2b), not from the affine form or the isl maps.
 :func:`simulate_pub` runs one PUB (or a chain of tiles) with the timing contract of
 ``ubgen.pub.pub``: an ``in2agg`` write at cycle ``c`` is visible to ``agg2sram`` from ``c+1``; an
 ``agg2sram`` SRAM write at ``c`` is visible to reads issued from ``c+1``; ``sram2tb`` reads at
@@ -24,56 +23,15 @@ import islpy as isl
 import numpy as np
 
 from ubgen.arch import MemParams, PUBParams
-from ubgen.controller import ControllerLayout
 from ubgen.mem.spec import RF_ENABLE, rf_ports
 from ubgen.pub import pub_layouts
 from ubgen.pub.spec import agg_events
 
-from ..ir.ubimpl import UBImpl
+from ..ir.ubimpl import DPBlock, UBImpl
 from ..ir.ubuf import UnifiedBuffer
 from .common import port_time
+from .decode import PUBRun, decode_arrays, decode_extents
 from .registers import RFTile, pack_register_files, rf_tile_registers
-
-
-def decode_extents(regs: dict[str, int], layout: ControllerLayout) -> list[int]:
-    """The extents of a controller's active levels, from its registers (``[]``: disabled)."""
-    n = layout.name
-    return [regs.get(f"{n}_extent_m1_{d}", 0) + 1 for d in range(regs.get(f"{n}_dim", 0))]
-
-
-def decode_arrays(regs: dict[str, int], layout: ControllerLayout
-                  ) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
-    """Every fire of a controller from its register values, as arrays: the cycles (``None``
-    for an untimed layout, whose fires its block triggers) and, per registered address
-    generator, the addresses. The hardware's recurrence (thesis Fig. 6.2b): between fire
-    ``k - 1`` and fire ``k`` exactly one level ``L`` steps, the innermost whose counter is not
-    at its last value, i.e. the number of inner levels that wrap (``k`` a multiple of their
-    extents' product), and every generator adds its ``delta[L]``, wrapping at its width.
-    Registers not given hold their reset value 0."""
-    n, p = layout.name, layout.params
-    ext = decode_extents(regs, layout)
-    dim = len(ext)
-    ags = list(layout.registered)
-    none = None if not layout.timed else np.zeros(0, np.int64)
-    if dim == 0:
-        return none, {a: np.zeros(0, np.int64) for a in ags}
-    k = np.arange(1, int(np.prod(ext)), dtype=np.int64)
-    level = np.zeros(len(k), dtype=np.int64)
-    period = 1
-    for d in range(dim - 1):
-        period *= ext[d]
-        level += k % period == 0
-
-    def run(start: int, name: str, width: int) -> np.ndarray:
-        deltas = np.array([regs.get(f"{n}_{name}_delta_{d}", 0) for d in range(dim)],
-                          dtype=np.int64)
-        steps = np.concatenate([[start], deltas[level]])
-        return np.cumsum(steps) & ((1 << width) - 1)
-
-    cycles = (run(regs.get(f"{n}_cycle_start", 0), "cycle", p.cycle_width) if layout.timed
-              else None)
-    return cycles, {a: run(regs.get(f"{n}_{a}_start", 0), a, layout.addr_widths[a])
-                    for a in ags}
 
 
 def decode_input_side(regs: dict[str, int], params: PUBParams, p: int
@@ -103,23 +61,6 @@ def decode_input_side(regs: dict[str, int], params: PUBParams, p: int
     fires = cycles[event][:k] + 1 + wait[:k]
     return cycles, words, fires, {"sram": addrs["sram"][:k],
                                   "agg": np.arange(k, dtype=np.int64) % depth}
-
-
-def decode_controller(regs: dict[str, int], layout: ControllerLayout
-                      ) -> list[tuple[int, dict[str, int]]]:
-    """Every fire ``(cycle, {ag: address})`` of a controller, from its register values
-    (:func:`decode_arrays`)."""
-    cycles, addrs = decode_arrays(regs, layout)
-    if cycles is None:
-        raise ValueError(f"{layout.name}: an untimed controller has no cycles of its own")
-    cols = [(a, v.tolist()) for a, v in addrs.items()]
-    return [(c, {a: v[i] for a, v in cols}) for i, c in enumerate(cycles.tolist())]
-
-
-@dataclass
-class PUBRun:
-    outputs: list[dict[int, int | None]]      # per output port: cycle -> value (None: unknown)
-    conflicts: list[int] = field(default_factory=list)
 
 
 class PUBTile:
@@ -301,12 +242,15 @@ def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]],
              mem: MemParams | None = None) -> ModelResult:
     """Evaluate the stream graph of ``impl`` given each logical input port's stream; its
     register files run as the MEM tiles that
-    :func:`~compiler.mapping.registers.pack_register_files` places them in."""
+    :func:`~compiler.mapping.registers.pack_register_files` places them in, its dual-port
+    SRAMs on :func:`compiler.mapping.dp_model.simulate_dp`."""
+    from .dp_model import simulate_dp
     mem = mem or MemParams()
     streams: dict[str, dict] = dict(inputs)
     conflicts: dict[str, list[int]] = {}
     todo_sr = list(impl.shift_registers)
-    todo_pub = list(impl.pubs) + pack_register_files(impl.register_files, params, mem)
+    todo_pub = (list(impl.blocks)
+                + pack_register_files(impl.register_files, params, mem))
     todo_sel = list(impl.selects)
     while todo_sr or todo_pub or todo_sel:
         progress = False
@@ -330,9 +274,12 @@ def run_impl(impl: UBImpl, params: PUBParams, inputs: dict[str, dict[int, int]],
         for pub in list(todo_pub):
             if all(n in streams for n in pub.inputs):
                 ins = [streams[n] for n in pub.inputs]
-                run = (simulate_rf_tile(rf_tile_registers(pub, params, mem), params, mem, ins)
-                       if isinstance(pub, RFTile)
-                       else simulate_pub(pub.registers(params), params, ins))
+                if isinstance(pub, RFTile):
+                    run = simulate_rf_tile(rf_tile_registers(pub, params, mem), params, mem, ins)
+                elif isinstance(pub, DPBlock):
+                    run = simulate_dp(pub.registers(), pub.params, ins[0])
+                else:
+                    run = simulate_pub(pub.registers(params), params, ins)
                 for q, node in enumerate(pub.outputs):
                     streams[node] = run.outputs[q]
                 conflicts[pub.name] = run.conflicts

@@ -3,57 +3,53 @@ of the sweep's ``map`` stage.
 
 ``map_report`` gives per buffer its level, memory tiles, shift registers (count, total delay),
 register-file words and tiles (thesis §5.4), banks, chained tiles and SRAM words per memory, and
-the buffers the passes refused. ``backend_counts`` counts the memories of the mapping on a
-memory backend (thesis Table 6.1 / 7.3):
+the buffers the passes refused. ``backend_counts`` counts the memories of a mapping onto one
+memory backend of thesis Table 6.1 / 7.3 (:data:`BACKENDS`), each a real mapping onto that
+backend's memories (``[mem] kind``, :func:`backend_arch`):
 
-* ``pub``: physical unified buffers as mapped (single-port wide-fetch SRAM, 2 in / 2 out);
-* ``dp``, ``dp-pe``, ``rv``: one dual-port SRAM (``[dpbuf] sram_depth`` words) per output port
-  of every mapped memory, times the tiles its words need. These three counts are derived from
-  the PUB mapping, not from a separate DP mapping. ``dp-pe`` adds the PEs that synthesize the
-  controllers (``controller_pes``); ``rv`` drops the schedule generator (ready-valid buffets).
+* ``pub``: physical unified buffers (single-port wide-fetch SRAM, 2 in / 2 out), chained tiles
+  one each;
+* ``dp``: dual-port SRAMs with address generators (one writer, one reader each);
+* ``dp-pe``: the same dual-port SRAMs, their controllers built from PEs (the caller adds
+  ``controller_pes``, the PEs ``compiler.backend.pe_controllers`` synthesises);
+* ``rv``: the dual-port mapping with every memory a ready-valid buffet (the caller adds
+  ``buffets``, the configurations ``compiler.mapping.buffet`` derives).
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ..ir.ubimpl import UBImpl
 from .registers import pack_register_files
 
-__all__ = ["BACKENDS", "controller_pes", "backend_counts", "map_report"]
+__all__ = ["BACKENDS", "backend_kind", "backend_arch", "backend_counts", "map_report"]
 
 BACKENDS = ("pub", "dp", "dp-pe", "rv")
 
 
-def controller_pes(dims: int, addr_gens: int, schedule: bool = True) -> int:
-    """PEs for one affine controller synthesized on the array (thesis §6.3, Fig. 6.2a): an
-    n-dimensional affine controller is n counters, and for each of its address and schedule
-    generators n multipliers and n - 1 adders, plus one comparator for the schedule."""
-    gens = addr_gens + (1 if schedule else 0)
-    return dims + gens * (dims + max(0, dims - 1)) + (1 if schedule else 0)
+def backend_kind(backend: str) -> str:
+    """The MEM tile kind (``[mem] kind``) a backend maps onto: buffets hold the dual-port
+    SRAM of the ``dp`` mapping."""
+    return "dp" if backend == "rv" else backend
 
 
-def backend_counts(impls: dict[str, UBImpl], backend: str, arch) -> dict:
-    """Memory count (and controller PEs) of the mapped buffers on ``backend``."""
-    mems = pes = 0
-    for impl in impls.values():
-        for pub in impl.pubs:
-            if backend == "pub":
-                mems += pub.tiles
-                continue
-            depth = arch.dpbuf.sram_depth
-            tiles = -(-max(1, pub.sram_words) // depth)
-            mems += max(1, len(pub.outputs)) * tiles
-            if backend in ("dp-pe", "rv"):
-                for name, cfg in pub.configs.items():
-                    if cfg.extents and name.split("_")[0] in ("in2agg", "tb2out"):
-                        pes += controller_pes(cfg.dims, 1, schedule=backend == "dp-pe")
-    out = {"backend": backend, "mems": mems}
-    if backend in ("dp-pe", "rv"):
-        out["controller_pes"] = pes
-    return out
+def backend_arch(arch, backend: str):
+    """``arch`` with the memories of ``backend`` (its array and other sizes unchanged)."""
+    kind = backend_kind(backend)
+    return arch if arch.mem.kind == kind else replace(arch, mem=replace(arch.mem, kind=kind))
+
+
+def backend_counts(impls: dict[str, UBImpl], backend: str, extra: dict | None = None) -> dict:
+    """The memories of a mapping onto ``backend`` (module docstring): every memory block's
+    tiles; ``extra`` adds the backend's own figures (``controller_pes``, ``buffets``)."""
+    mems = sum(b.tiles for impl in impls.values() for b in impl.blocks)
+    return {"backend": backend, "mems": mems, **(extra or {})}
 
 
 def map_report(app: str, impls: dict[str, UBImpl], refused: dict[str, str], backend: str,
-               arch) -> dict:
-    """The whole mapping's counts (JSON-ready): totals, ``backend_counts`` and per buffer."""
+               arch, extra: dict | None = None) -> dict:
+    """The whole mapping's counts (JSON-ready): totals, ``backend_counts`` (with ``extra``)
+    and per buffer."""
     bufs = []
     for name, impl in impls.items():
         st = impl.stats()
@@ -61,7 +57,7 @@ def map_report(app: str, impls: dict[str, UBImpl], refused: dict[str, str], back
         bufs.append({"name": name, "level": impl.level, "mems": st["mems"],
                      "shift_registers": st["shift_registers"],
                      "register_delay": st["register_delay"], "wires": st["wires"],
-                     "banks": len(impl.pubs), "chained_tiles": st["chained_tiles"],
+                     "banks": len(impl.blocks), "chained_tiles": st["chained_tiles"],
                      "sram_words": st["sram_words"],
                      "register_file_words": st["register_file_words"],
                      "register_file_tiles": rf_tiles, "notes": impl.notes})
@@ -76,7 +72,7 @@ def map_report(app: str, impls: dict[str, UBImpl], refused: dict[str, str], back
         "banks": sum(b["banks"] for b in bufs),
         "chained_tiles": sum(b["chained_tiles"] for b in bufs),
         "sram_words_per_mem": [w for b in bufs for w in b["sram_words"]],
-        "backend": backend_counts(impls, backend, arch),
+        "backend": backend_counts(impls, backend, extra),
         "buffers": bufs,
         "refused": refused,
     }

@@ -4,10 +4,13 @@
                                                 [--cache DIR | --no-cache] [--out FILE]
 
 Runs every point the tables need on the sweep engine (:mod:`.engine`: one Dask task per point,
-cached), plus the area comparison of ``bench/area.py`` as one more task, and writes
-``docs/evaluation.md`` -- paper Tables IV, VI, VII; thesis Tables 7.2, 7.3, 7.4, 7.8 and the
-points of Figure 7.5 -- with the published figure beside ours in every table, and the Figure 7.5
-plots (``docs/img/fig7_5_<app>.png``). The published figures below are transcribed from the
+cached), plus the area comparison of ``bench/area.py`` and the RTL runs of thesis Table 7.4
+(``sim.rtl_figures``: each backend's apps end to end in Verilator, the buffets at block level)
+as more tasks, and writes ``docs/evaluation.md`` -- paper Tables IV, VI, VII; thesis Tables
+7.2, 7.3, 7.4, 7.5, 7.8 and the points of Figure 7.5 -- with the published figure beside ours
+in every table, and the Figure 7.5 plots (``docs/img/fig7_5_<app>.png``). The RTL runs build a
+Verilator model of each backend's 16x32 array once (cached by the Verilog's hash) and take
+tens of minutes the first time; their results are cached like the points. The published figures below are transcribed from the
 paper and the thesis; nothing here is tuned towards them. Prints the wall time.
 """
 from __future__ import annotations
@@ -33,7 +36,8 @@ RESULTS = DEFAULT_DIR.parent / "evaluation_results.json"   # the last run's poin
 IMG = ROOT / "docs" / "img"
 PENDING = "pending"          # what a PE cell says until the netlist stage exists
 
-from ..figures import (PAPER_IV, PAPER_VI, PAPER_VII, THESIS_7_2, THESIS_7_3, THESIS_7_4, THESIS_7_8, FIG_7_5_CHOICE, PAPER_V_HARRIS)
+from ..figures import (PAPER_IV, PAPER_VI, PAPER_VII, THESIS_7_2, THESIS_7_3, THESIS_7_4,
+                       THESIS_7_5, THESIS_7_8, FIG_7_5_CHOICE, PAPER_V_HARRIS)
 
 # ---- the points -----------------------------------------------------------------------------
 RESNET_BLOCK = {"in_channels": 8, "out_channels": 8, "ic_unroll": 8, "oc_unroll": 8}
@@ -48,7 +52,12 @@ TABLE_POINTS = {      # label -> (app, params)
     "mobilenet": ("mobilenet", {}),
 }
 PNR_STAGES = ("schedule", "map", "netlist", "pnr")    # the Table IV points are placed and routed
-SINGLE_FETCH = ("upsample", "gaussian", "harris", "resnet 8x8 block")    # Table 7.4
+TABLE_7_3 = ("upsample", "gaussian", "harris", "resnet 8x8 block")     # Tables 7.3 and 7.4
+# the memory backends of thesis Table 6.1 mapped on their own (``backend`` option of a point)
+BACKEND_POINTS = ("dp", "dp-pe", "rv")
+# Table 7.4's RTL runs: the array each backend's apps run on end to end (one Verilator model
+# per backend; a static schedule's cycles do not depend on the array's size)
+RTL_ARCHS = {"pub": DEFAULT_ARCH, "dp": "cgra_dp_16x32", "dp-pe": "cgra_dppe_16x32"}
 SWEEPS = {            # Fig. 7.5: app -> (swept sizes, values)
     "gaussian": (("unroll",), [1, 2, 4, 8, 16, 32]),
     "harris": (("unroll",), [1, 2, 3, 4, 6, 8]),
@@ -116,13 +125,22 @@ REASONS = {
     ("7.3", "resnet"): "the thesis counts 80 memories (8 input, 64 weight, 8 output banks); "
                        "our 64 weight banks are register files packed into MEM tiles, DP+AG "
                        "and Buffet count the SRAMs only",
-    ("7.3", "harris"): "DP+AG and Buffet are derived from the PUB mapping (one dual-port SRAM "
-                       "per output port), not mapped on their own",
-    ("7.3", "gaussian"): "DP+AG and Buffet are derived from the PUB mapping (one dual-port SRAM "
-                         "per output port), not mapped on their own",
-    ("7.4", "any"): "ours are schedule completion cycles, not RTL simulation; DP+AG is the same "
-                    "program scheduled for a single-word fetch (fetch_width=1); Buffet is not "
-                    "modelled",
+    ("7.3", "upsample"): "one dual-port memory: the four reads of each input pixel are one read "
+                         "stream, and our mapping does not split it over two memories",
+    ("7.3", "harris"): "the thesis counts one more dual-port memory",
+    ("7.3", "any"): "every column is a real mapping onto that backend's memories (`ubc map "
+                    "--backend`; the dual-port backends schedule for one-word fetch, thesis "
+                    "§6.3); a buffet is one dual-port memory of that mapping with the local "
+                    "schedule `compiler.mapping.buffet` derives. The thesis's buffets ran on "
+                    "a ready-valid CGRA without shift registers, which is not built here, so "
+                    "our buffet count is the dual-port one",
+    ("7.4", "any"): "cycles measured by the hardware counters (`LAST_WRITE` of `cgra_top`) in "
+                    "end-to-end Verilator runs (`sim.rtl_figures e2e`, each backend on its "
+                    "16x32 array); the dual-port backends are scheduled for one-word fetch. "
+                    "Buffet: block level only (`sim.rtl_figures buffet`): the cycles from the "
+                    "first fill to the last read response of the app's slowest buffet, one fill "
+                    "offered per cycle and the consumer always ready -- not an application run "
+                    "(the ready-valid CGRA the thesis ran its buffets in is not built)",
     ("7.8", "any"): "'original' is one memory per read port of every on-array buffer (the "
                     "exhaustive duplication), counted from the unified buffers, not mapped",
     ("7.8", "unsharp"): "our RGB copy, blur_unnormalized and ratio are read at their own pixel: "
@@ -143,13 +161,25 @@ def plan() -> dict[str, Task]:
             tasks[f"fig7.5 {app} {v}"] = Task(app, dict({k: v for k in keys}, arch=DEFAULT_ARCH))
     for label, (app, params) in TABLE_POINTS.items():
         tasks[f"table {label}"] = Task(app, dict(params, arch=DEFAULT_ARCH), PNR_STAGES)
-    for label in SINGLE_FETCH:
-        app, params = TABLE_POINTS[label]
-        tasks[f"fw1 {label}"] = Task(app, dict(params, fetch_width=1, arch=DEFAULT_ARCH),
-                                     ("schedule",))
+    tasks.update(backend_plan(DEFAULT_ARCH))
     order = ["resnet", "gemm", "harris"]
     return dict(sorted(tasks.items(), key=lambda kv: next(
         (i for i, a in enumerate(order) if kv[1].app == a), len(order))))
+
+
+def backend_plan(arch: str | None) -> dict[str, Task]:
+    """The points mapped onto the other memory backends: ``dp`` and ``rv`` for Tables 7.3 and
+    7.4, ``dp-pe`` (its controller PEs) for Table 7.5's apps; ``arch`` None: the points'
+    own (the tests' small points)."""
+    tasks = {}
+    for label, (app, params) in TABLE_POINTS.items():
+        for b in BACKEND_POINTS:
+            wanted = label in TABLE_7_3 if b != "dp-pe" else (
+                label.split()[0] in THESIS_7_5 and label != "resnet")
+            if wanted:
+                tasks[f"backend {b} {label}"] = Task(app, dict(params, backend=b, **(
+                    {"arch": arch} if arch else {})), ("schedule", "map"))
+    return tasks
 
 
 # ---- the area comparison (bench/area.py, one task) --------------------------------------------
@@ -171,6 +201,72 @@ def run_area() -> dict:
             lines = (proc.stderr or proc.stdout).strip().splitlines()
             return {"error": lines[-1] if lines else f"exit {proc.returncode}"}
         return json.loads(out.read_text())
+
+
+# ---- the RTL runs of Table 7.4 (sim/rtl_figures.py, one task each) --------------------------------
+
+def rtl_plan() -> dict[str, tuple]:
+    """``name -> (kind, app, arch, sizes)``: every Table 7.3 app end to end on each backend's
+    array, and its buffets at block level."""
+    runs = {}
+    for label in TABLE_7_3:
+        app, params = TABLE_POINTS[label]
+        sizes = {k: v for k, v in params.items() if k != "unroll"}
+        for backend, arch in RTL_ARCHS.items():
+            runs[f"rtl {backend} {label}"] = ("e2e", app, arch, sizes)
+        runs[f"buffet {label}"] = ("buffet", app, None, sizes)
+    return runs
+
+
+def rtl_key(run: tuple) -> str:
+    from ubgen.arch import arch_file
+    sim_code = b"".join(p.read_bytes() for p in sorted((ROOT / "sim").rglob("*.py")))
+    doc = [code_digest(), tool_version(), hashlib.sha256(sim_code).hexdigest(), list(run),
+           (arch_file(run[2]).read_bytes().hex() if run[2] else "")]
+    return "rtl-" + hashlib.sha256(json.dumps(doc).encode()).hexdigest()
+
+
+def run_rtl(run: tuple) -> dict:
+    """One RTL run (``sim.rtl_figures``) in a subprocess, so that the compiler never imports
+    the generator or the simulator; its JSON, or an error."""
+    kind, app, arch, sizes = run
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rtl.json"
+        cmd = [sys.executable, "-m", "sim.rtl_figures", kind, app, "--out", str(out)]
+        cmd += (["--arch", arch] if arch else [])
+        cmd += [f"--size={k}={v}" for k, v in sizes.items()]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        if proc.returncode != 0 or not out.exists():
+            lines = (proc.stderr or proc.stdout).strip().splitlines()
+            return {"error": lines[-1] if lines else f"exit {proc.returncode}"}
+        return json.loads(out.read_text())
+
+
+def run_rtl_all(client, cache: Cache, progress: bool, run: bool = True) -> dict[str, dict]:
+    """Every RTL run of :func:`rtl_plan`, from the cache or computed (on the Dask workers when
+    there are any; ``run`` = False: the cached ones only); a run that errors is not cached."""
+    runs = rtl_plan()
+    out, todo = {}, {}
+    for name in runs:
+        hit = cache.get(rtl_key(runs[name]))
+        if hit is not None:
+            out[name] = hit
+        elif run:
+            todo[name] = runs[name]
+    if progress and todo:
+        print(f"evaluate: {len(todo)} RTL runs (Verilator; cold builds take minutes)",
+              flush=True)
+    if client is not None:
+        futures = {n: client.submit(run_rtl, r, pure=False, key="ubc-" + rtl_key(r))
+                   for n, r in todo.items()}
+        done = {n: f.result() for n, f in futures.items()}
+    else:
+        done = {n: run_rtl(r) for n, r in todo.items()}
+    for name, res in done.items():
+        if "error" not in res:
+            cache.put(rtl_key(runs[name]), res)
+        out[name] = res
+    return out
 
 
 # ---- the document ------------------------------------------------------------------------------
@@ -318,27 +414,38 @@ def table_vi_vii(res: dict) -> list[str]:
                      vii))
 
 
+AREA_ROWS = {"Buffet": "buffet", "DP SRAM + PEs": "dp_pe", "DP SRAM + AG": "dp",
+             "4 Wide SP SRAM +AGG +TB +AGs (PUB)": "pub"}
+
+
 def table_7_2(area: dict) -> list[str]:
     head = ["implementation", "MEM area um2 (ours)", "SRAM % (ours)", "MEM area um2 (thesis)",
             "SRAM % (thesis)", "comment"]
     if "error" in area:
-        ours = {"DP SRAM + AG": None, "4 Wide SP SRAM +AGG +TB +AGs (PUB)": None}
-        note = f"bench/area.py failed: {area['error']}"
+        b, note = {}, f"bench/area.py failed: {area['error']}"
     else:
         b = area["blocks"]
-        ours = {"DP SRAM + AG": b["dp"], "4 Wide SP SRAM +AGG +TB +AGs (PUB)": b["pub"]}
+        dpe = b["dp_pe"]
         note = (f"PUB / DP+AG = {area['ratio_pub_over_dp']:.2f} (thesis "
                 f"{THESIS_7_2['4 Wide SP SRAM +AGG +TB +AGs (PUB)'][0] / THESIS_7_2['DP SRAM + AG'][0]:.2f})")
         if "config_bits" in b["pub"]:
             note += (f"; configuration: PUB {b['pub']['config_bits']} bits in "
                      f"{b['pub']['config_words']} words, DP+AG {b['dp']['config_bits']} bits in "
                      f"{b['dp']['config_words']} words (docs/pub.md \"Area\")")
+        note += (f". DP SRAM + PEs is the plain dual-port SRAM core plus "
+                 f"{dpe['controller_pes_per_memory']:g} PE cores per memory "
+                 f"({dpe['controller_pes']} controller PEs for the {dpe['memories']} memories of "
+                 f"the 3x3 convolution's line buffer, gaussian 64x64, as compiled for `dp-pe`; "
+                 f"the PEs' interconnect is not counted). The buffet excludes address generation, "
+                 f"as the thesis's does (its Table 7.2 footnote: a buffet has none). The PE core "
+                 f"with the STEP op is {b['pe']['logic_transistors']} transistors, "
+                 f"{b['pe']['logic_transistors'] - b['pe_nostep']['logic_transistors']} more "
+                 f"than without it (docs/pe.md)")
     rows = []
     for row, (um2, pct) in THESIS_7_2.items():
-        o = ours.get(row)
+        o = b.get(AREA_ROWS[row])
         if o is None:
-            rows.append([row, "—", "—", f"{um2 / 1e3:.1f}k", pct,
-                         "not built" if row not in ours else note])
+            rows.append([row, "—", "—", f"{um2 / 1e3:.1f}k", pct, note])
         else:
             rows.append([row, f"{o['total_um2'] / 1e3:.1f}k", f"{o['sram_pct']:.0f}",
                          f"{um2 / 1e3:.1f}k", pct, _cmp(o["total_um2"], um2)])
@@ -348,6 +455,18 @@ def table_7_2(area: dict) -> list[str]:
              "(`ubgen/constraints/arch/pub.toml [area]`); energy: the next section. " + note
              + ".", ""]
             + _table(head, rows))
+
+
+def _rtl_cycles(r: dict | None) -> str:
+    if r is None:
+        return "—"
+    if r.get("error"):
+        return "refused" if "buffer" in r["error"] else "error"
+    if r.get("cycles_measured") is None and "cycles" not in r:
+        return "—"
+    c = r.get("cycles_measured", r.get("cycles"))
+    passed = r.get("passed")
+    return f"{c}" + ("" if passed else " (failed)")
 
 
 ENERGY_JSON = ROOT / "build" / "bench" / "energy.json"
@@ -411,33 +530,95 @@ def energy_sections(energy: dict | None) -> list[str]:
                            *[f"{c} pJ/px" for c in cats], "gate-level run"], rows)
 
 
-def table_7_3_7_4(res: dict) -> list[str]:
+def table_7_3_7_4(res: dict, rtl: dict) -> list[str]:
     t3, t4 = [], []
-    for app in THESIS_7_3:
-        label = "resnet 8x8 block" if app == "resnet" else app
+    for label in TABLE_7_3:
+        app = label.split()[0]
         r = res[f"table {label}"]
-        b = r.get("backends") or {}
+        dp, rv = res[f"backend dp {label}"], res[f"backend rv {label}"]
         pub = r.get("mems")
         rf, rft = r.get("register_file_banks") or 0, r.get("register_file_tiles") or 0
         pub_s = (f"{pub} ({r.get('pub_mems')} PUB + {rft} holding {rf} register-file banks)"
                  if pub is not None and rf else _fmt(pub))
         p, d, bf = THESIS_7_3[app]
-        t3.append([label, pub_s, _fmt(b.get("dp", {}).get("mems")),
-                   _fmt(b.get("rv", {}).get("mems")), p, d, bf,
-                   _err(r) or "; ".join(c for c in (_cmp(pub, p), REASONS.get(("7.3", app)))
-                                        if c)])
-        f1 = res[f"fw1 {label}"]
+        errs = "; ".join(f"{n}: {x['error']}" for n, x in (("DP+AG", dp), ("buffet", rv))
+                         if x.get("error"))
+        t3.append([label, pub_s, _fmt(dp.get("mems")) if not dp.get("error") else "refused",
+                   _fmt(rv.get("buffets")) if not rv.get("error") else "refused", p, d, bf,
+                   _err(r) or "; ".join(c for c in (_cmp(pub, p), REASONS.get(("7.3", app)),
+                                                    errs) if c)])
         p, d, bf = THESIS_7_4[app]
-        t4.append([label, r.get("cycles"), f1.get("cycles"), "—", p, d, bf,
-                   _err(r) or _err(f1) or _cmp(r.get("cycles"), p)])
+        runs = {b: rtl.get(f"rtl {b} {label}") for b in RTL_ARCHS}
+        bl = rtl.get(f"buffet {label}")
+        why = "; ".join(f"{b}: {x['error']}" for b, x in list(runs.items()) + [("buffet", bl)]
+                        if x and x.get("error"))
+        t4.append([label, _rtl_cycles(runs["pub"]), _rtl_cycles(runs["dp"]),
+                   _rtl_cycles(runs["dp-pe"]),
+                   f"{_rtl_cycles(bl)} (block level)" if bl and not bl.get("error") else
+                   _rtl_cycles(bl), p, d, bf,
+                   "; ".join(c for c in (_cmp((runs["pub"] or {}).get("cycles_measured"), p),
+                                         why) if c)])
     return (["## Thesis Table 7.3: memories per backend", "",
-             "`ubc map --backend pub|dp|rv` (rv: ready-valid buffets). resnet is the paper's "
-             "8x8 channel block (docs/apps.md).", ""]
+             "`ubc map --backend pub|dp|rv` at the Table 7.1 sizes (`cgra_16x32`'s array): "
+             + REASONS[("7.3", "any")] + ". resnet is the paper's 8x8 channel block "
+             "(docs/apps.md).", ""]
             + _table(["app", "PUB (ours)", "DP+AG (ours)", "Buffet (ours)", "PUB (thesis)",
                       "DP+AG (thesis)", "Buffet (thesis)", "comment"], t3)
             + ["## Thesis Table 7.4: latency per backend", "", REASONS[("7.4", "any")] + ".", ""]
-            + _table(["app", "PUB (ours)", "DP+AG (ours)", "Buffet (ours)", "PUB (thesis)",
-                      "DP+AG (thesis)", "Buffet (thesis)", "comment"], t4))
+            + _table(["app", "PUB (ours)", "DP+AG (ours)", "DP+PEs (ours)", "Buffet (ours)",
+                      "PUB (thesis)", "DP+AG (thesis)", "Buffet (thesis)", "comment"], t4))
+
+
+def table_7_5(res: dict) -> list[str]:
+    rows = []
+    for label in TABLE_POINTS:
+        app = label.split()[0]
+        if app not in THESIS_7_5 or label == "resnet":
+            continue
+        r, d = res[f"table {label}"], res[f"backend dp-pe {label}"]
+        plain, opt, comp = THESIS_7_5[app]
+        ctl = d.get("controller_pes")
+        rows.append([label, _fmt(ctl) if not d.get("error") else "refused", opt, plain,
+                     _pes(r), comp, _err(d) or _cmp(ctl, opt)])
+    return (["## Thesis Table 7.5: PEs for address generation", "",
+             "The controllers of the dual-port memories built from PEs (`ubc map --backend "
+             "dp-pe`, `compiler.backend.pe_controllers`): per stream a level counter per loop "
+             "level, an address and a schedule generator in the PE's STEP op, and SEL PEs "
+             "choosing the recurrence deltas -- the thesis's optimised variant (an operator for "
+             "a counter added to the PE). The thesis's unoptimised column (PEs without such an "
+             "op) is not built. 'PEs for computation' are the PUB netlist's.", ""]
+            + _table(["app", "controller PEs (ours)", "AGEN opt (thesis)", "AGEN (thesis)",
+                      "PEs for computation (ours)", "computation (thesis)", "comment"], rows))
+
+
+def table_backends(rtl: dict) -> list[str]:
+    """Per backend and app: memories, PEs, cycles predicted and measured, end to end."""
+    rows = []
+    for backend, arch in RTL_ARCHS.items():
+        for label in TABLE_7_3:
+            r = rtl.get(f"rtl {backend} {label}") or {}
+            if r.get("error") or not r:
+                rows.append([backend, label, arch, "—", "—", "—", "—", "no",
+                             r.get("error", "not run")])
+                continue
+            rows.append([backend, label, arch, r.get("mems"), r.get("pes"),
+                         r.get("cycles_predicted"), r.get("cycles_measured"),
+                         "yes" if r.get("passed") else "no",
+                         "" if r.get("passed") else "; ".join(r.get("failures") or [])])
+    for label in TABLE_7_3:
+        r = rtl.get(f"buffet {label}") or {}
+        state = ("not run" if not r else "every buffet passed" if r.get("passed") else
+                 r.get("error", "failed"))
+        rows.append(["rv (buffet)", label, "block level", r.get("buffets", "—"), "—", "—",
+                     r.get("cycles", "—"), f"no (block level: {state})", ""])
+    return (["## The memory backends end to end", "",
+             "The runs behind Table 7.4 (`sim.rtl_figures`; docs/backends.md): each app "
+             "compiled for the backend's MEM tile, placed, routed and run on the backend's "
+             "array in Verilator, bit-exact against the golden, with the cycles of the "
+             "hardware counters; the buffets at block level only. MEMs and PEs are the "
+             "netlist's (for dp-pe the PEs include the controllers').", ""]
+            + _table(["backend", "app", "arch", "memories", "PEs", "cycles predicted",
+                      "cycles measured", "end to end", "comment"], rows))
 
 
 def table_7_8(res: dict) -> list[str]:
@@ -634,7 +815,8 @@ def _ratio(a, b) -> str:
     return "—" if a is None else f"{a / b:.1f}x"
 
 
-def render(res: dict, area: dict, img: Path, out: Path, seconds: float, workers: str) -> str:
+def render(res: dict, area: dict, rtl: dict, img: Path, out: Path, seconds: float,
+           workers: str) -> str:
     lines = ["# Evaluation (thesis ch. 7, paper §VI)", "",
              "Generated by `make evaluate` (`compiler/sweep/evaluate.py`); do not edit by hand. "
              "Every figure of ours comes from the sweep engine (`ubc sweep`, docs/sweep.md) at "
@@ -642,18 +824,20 @@ def render(res: dict, area: dict, img: Path, out: Path, seconds: float, workers:
              "published figures are transcribed from the paper and the thesis. Nothing was "
              "tuned towards them: where they differ the comment says by how much and, where "
              "known, why.", "",
-             f"Last run: {len(res)} points + the area task on {workers}, "
+             f"Last run: {len(res)} points + the area task + {len(rtl)} RTL runs on {workers}, "
              f"{seconds:.0f} s wall time (cached points are not recomputed).", ""]
     energy = json.loads(ENERGY_JSON.read_text()) if ENERGY_JSON.exists() else None
     lines += table_iv(res) + table_pnr(res) + table_vi_vii(res) + table_7_2(area)
-    lines += energy_sections(energy) + table_7_3_7_4(res)
+    lines += energy_sections(energy) + table_7_3_7_4(res, rtl) + table_7_5(res)
+    lines += table_backends(rtl)
     lines += table_7_8(res) + figure_7_5(res, img, out.parent) + fpga_sections()
     return "\n".join(lines).rstrip() + "\n"
 
 
 def evaluate(workers: int = 1, scheduler: str | None = None, cache: Cache | None = None,
-             out: Path = OUT, img: Path = IMG, progress: bool = True) -> float:
-    """Run the evaluation and write ``out`` and the plots; returns the wall time (s)."""
+             out: Path = OUT, img: Path = IMG, progress: bool = True, rtl: bool = True) -> float:
+    """Run the evaluation and write ``out`` and the plots; returns the wall time (s).
+    ``rtl`` = False takes the RTL runs from the cache only (the others show as not run)."""
     t0 = time.perf_counter()
     cache = cache if cache is not None else Cache(DEFAULT_DIR)
     tasks = plan()
@@ -664,6 +848,7 @@ def evaluate(workers: int = 1, scheduler: str | None = None, cache: Cache | None
             future = client.submit(run_area, pure=False, key="ubc-" + area_key())
         results = run_tasks(list(tasks.values()), client=client, workers=workers, cache=cache,
                             progress=progress, desc="evaluate")
+        rtl = run_rtl_all(client, cache, progress, run=rtl)
         if area is None:
             area = future.result() if future is not None else run_area()
             if "error" not in area:
@@ -672,9 +857,9 @@ def evaluate(workers: int = 1, scheduler: str | None = None, cache: Cache | None
     seconds = time.perf_counter() - t0
     where = f"the scheduler at {scheduler}" if scheduler else (
         f"{workers} local worker{'s' if workers != 1 else ''}" if workers else "one process")
-    record = {"res": res, "area": area, "seconds": seconds, "where": where}
+    record = {"res": res, "area": area, "rtl": rtl, "seconds": seconds, "where": where}
     _write(results_path(out), json.dumps(record, indent=1, sort_keys=True))
-    _write(out, render(res, area, img, out, seconds, where))
+    _write(out, render(res, area, rtl, img, out, seconds, where))
     return seconds
 
 
@@ -700,8 +885,8 @@ def render_only(out: Path = OUT, img: Path = IMG) -> None:
         record = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"no recorded run at {path} ({e.__class__.__name__})") from e
-    _write(out, render(record["res"], record["area"], img, out, record["seconds"],
-                       record["where"]))
+    _write(out, render(record["res"], record["area"], record.get("rtl", {}), img, out,
+                       record["seconds"], record["where"]))
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -715,6 +900,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--out", default=str(OUT), help="the Markdown file (docs/evaluation.md)")
     ap.add_argument("--img", default=str(IMG), help="directory of the Figure 7.5 plots")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--no-rtl", action="store_true",
+                    help="take Table 7.4's RTL runs from the cache only (they build Verilator "
+                    "models and run for tens of minutes the first time)")
     ap.add_argument("--render-only", action="store_true",
                     help="render OUT and the plots again from the points the last run recorded "
                     "(build/sweep/evaluation_results.json; no sweep)")
@@ -751,7 +939,7 @@ def run_from_args(args) -> int:
     cache = Cache(None if args.no_cache else (args.cache or DEFAULT_DIR))
     try:
         seconds = evaluate(args.workers, args.scheduler, cache, out, Path(args.img),
-                           not args.quiet)
+                           not args.quiet, rtl=not args.no_rtl)
     except SweepError as e:
         print(f"evaluate: error: {e}", file=sys.stderr)
         return 2

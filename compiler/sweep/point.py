@@ -12,8 +12,8 @@ the flow and records its figures in ``point.metrics``. What exists today:
 * ``map``: buffer mapping of every unified buffer (``compiler.mapping.map_buffer.map_buffers``;
   thesis ch. 5): ``mems`` (memory tiles, or the ``backend``'s memory count, thesis Table 7.3),
   ``registers`` (shift-register stages), ``register_file_words`` (thesis §5.4),
-  ``mem_sram_words`` (words the memory tiles address), ``controller_pes`` (backends that
-  synthesize controllers on PEs), ``backends`` (the memory count of every backend),
+  ``mem_sram_words`` (words the memory tiles address), ``controller_pes`` (``dp-pe``: the PEs
+  of the controllers synthesised on PEs), ``buffets`` (``rv``: the memories as buffets),
   ``register_file_banks`` and ``read_ports`` (read ports of the buffers on the array: the
   memories of the exhaustive duplication thesis Table 7.8 starts from); ``mems`` counts the
   MEM tiles the register files take too (``register_file_tiles``, ``pub_mems``);
@@ -44,7 +44,9 @@ Options (every other parameter is a size of the application, ``apps/<app>.py``):
 :func:`evaluate_point`; sweeps whose figures are compared over time name one),
 ``threshold`` (largest delay kept in shift registers, default 20, thesis §5.1.2), ``policy``
 (``auto``/``stencil``/``dnn``/``sequential``), ``backend`` (``pub``/``dp``/``dp-pe``/``rv``:
-how memories are counted, ``ubc map --backend``) and ``fetch_width`` (overrides the arch's
+the memories the point maps onto, thesis Table 6.1, ``ubc map --backend``; default the arch's
+``[mem] kind``; ``rv`` runs the schedule and map stages only: the ready-valid CGRA is not
+built) and ``fetch_width`` (overrides the arch's
 ``[pub] fetch_width`` for every stage; ``fetch_width=1`` schedules for single-word-fetch
 memories, thesis Table 7.4).
 
@@ -75,7 +77,7 @@ POLICIES = ("auto", "stencil", "dnn", "sequential")
 RESULT_KEYS = frozenset({
     "arch_choice", "app", "stages", "status", "error", "error_kind", "pes", "mems", "sram_words", "cycles",
     "cycles_sequential", "sram_words_sequential", "policy", "registers", "register_file_words",
-    "mem_sram_words", "controller_pes", "glb_words", "backends", "read_ports",
+    "mem_sram_words", "controller_pes", "glb_words", "buffets", "read_ports",
     "register_file_banks", "pub_mems", "register_file_tiles", "ios", "cycles_predicted",
     "register_stages", "fits", "out_of", "fit", "seconds",
     "notes", "code", "cached", "key", "refused", "place_seconds", "route_seconds", "wirelength",
@@ -188,9 +190,12 @@ def split_params(app: str, params: dict) -> tuple[dict[str, int], dict]:
 def make_point(app: str, params: dict, arch_name: str | None = None) -> Point:
     """The point of ``params`` on its ``arch`` option, or on ``arch_name`` when it has none
     (the default rule, :func:`evaluate_point`), else on the smallest shipped array."""
+    from ..mapping.report import backend_arch
     from ..pipeline import shipped_arrays
     sizes, options = split_params(app, params)
     arch = load_arch(options.get("arch") or arch_name or shipped_arrays()[0])
+    backend = options.get("backend", arch.mem.kind)
+    arch = backend_arch(arch, backend)
     if "fetch_width" in options:
         fw = options["fetch_width"]
         if fw < 1 or fw & (fw - 1):
@@ -198,7 +203,7 @@ def make_point(app: str, params: dict, arch_name: str | None = None) -> Point:
         arch = replace(arch, pub=replace(arch.pub, fetch_width=fw))
     policy = options.get("policy", "auto")
     return Point(app, dict(params), sizes, arch, options.get("threshold", DEFAULT_THRESHOLD),
-                 None if policy == "auto" else policy, options.get("backend", "pub"))
+                 None if policy == "auto" else policy, backend)
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,7 +223,8 @@ def stage_schedule(pt: Point) -> None:
 
 def stage_map(pt: Point) -> None:
     """Map every unified buffer (thesis ch. 5); a refused buffer fails the point."""
-    from ..mapping.report import BACKENDS, backend_counts, map_report
+    from ..mapping.report import map_report
+    from ..pipeline import backend_figures
     from ..schedule.liveness import total_live_words
     if pt.schedule is None:
         raise PointError("the map stage needs the schedule stage")
@@ -226,7 +232,8 @@ def stage_map(pt: Point) -> None:
     pt.run("map")
     pt.metrics.update(cycles=pt.schedule.optimized.completion,
                       sram_words=total_live_words(pt.schedule.live_optimized))
-    rep = map_report(pt.app, pt.impls, pt.refused, pt.backend, pt.arch)
+    extra = backend_figures(pt.impls, pt.backend) if not pt.refused else {}
+    rep = map_report(pt.app, pt.impls, pt.refused, pt.backend, pt.arch, extra)
     on_array = [n for n, impl in pt.impls.items() if impl.level != "GLB"]
     pt.metrics.update(mems=rep["backend"]["mems"] + rep["register_file_tiles"],
                       pub_mems=rep["backend"]["mems"],
@@ -235,10 +242,8 @@ def stage_map(pt: Point) -> None:
                       register_file_words=rep["register_file_words"],
                       register_file_banks=sum(len(pt.impls[n].register_files) for n in on_array),
                       mem_sram_words=sum(rep["sram_words_per_mem"]),
-                      backends={b: backend_counts(pt.impls, b, pt.arch) for b in BACKENDS},
-                      read_ports=sum(len(pt.schedule.buffers[n].outputs) for n in on_array))
-    if "controller_pes" in rep["backend"]:
-        pt.metrics["controller_pes"] = rep["backend"]["controller_pes"]
+                      read_ports=sum(len(pt.schedule.buffers[n].outputs) for n in on_array),
+                      **extra)
     if pt.refused:
         pt.metrics["refused"] = dict(pt.refused)
         name, why = next(iter(pt.refused.items()))
@@ -258,6 +263,9 @@ def stage_netlist(pt: Point) -> None:
     from ..pipeline import resources
     if pt.impls is None:
         raise PointError("the netlist stage needs the map stage")
+    if pt.backend == "rv":
+        raise PointError("backend rv: the ready-valid CGRA the buffets need is not built; "
+                         "rv points run the schedule and map stages")
     net = pt.run("netlist").netlist
     pt.metrics.update(pes=net.count("pe"), mems=net.count("mem"), ios=net.count("io"),
                       register_stages=net.register_stages(),

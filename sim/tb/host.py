@@ -75,8 +75,14 @@ class Host:
                 raise AssertionError(f"{what}: burst write at {a:#010x} answered {ev.data.resp}")
 
     async def read_bursts(self, chunks: list[tuple[int, int]], what: str) -> list[bytes]:
-        """Read each ``(address, length in bytes)`` chunk; every beat must answer OKAY."""
-        events = [self.axi.init_read(a, n) for a, n in chunks]
+        """Read each ``(address, length in bytes)`` chunk; every beat must answer OKAY. The
+        global buffer's row window is read in 64-bit beats, the 32-bit registers in 32-bit
+        beats: a 64-bit beat reads both halves (docs/top.md "The burst port"), so a chunk
+        ending at a tile's last register would read the offset after it, which the tile
+        refuses."""
+        rows = self.plan["glb_rows_base"] >> 28
+        events = [self.axi.init_read(a, n, size=None if a >> 28 == rows else 2)
+                  for a, n in chunks]
         out = []
         for (a, _), ev in zip(chunks, events):
             await ev.wait()

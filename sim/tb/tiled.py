@@ -1,7 +1,7 @@
 """The tiled job of the end-to-end testbench (docs/simulation.md "Host runtime and tiled
 runs"): a tiled app's bundle (``compiler.backend.bundle.make_tiled_bundle``) run on
-``cgra_top`` by the host runtime (:class:`sim.host.Accelerator`) over the AXI4-Lite port, as a
-board driver would: one configuration, then per tile load, run, read back, stitch. The whole
+``cgra_top`` by the host runtime (:class:`sim.host.Accelerator`), data and configuration in
+bursts on the AXI4 port and control over AXI4-Lite, as a board driver would: one configuration, then per tile load, run, read back, stitch. The whole
 outputs are compared bit for bit with the golden arrays; every run's counters are recorded
 (the verdict, :func:`sim.array_run.verdict`, requires each run's ``LAST_WRITE`` to be the
 predicted cycle).
@@ -12,29 +12,64 @@ outputs.
 """
 from __future__ import annotations
 
+from itertools import groupby
+
 import numpy as np
 from cocotb.triggers import Timer
 
 from sim.host import Accelerator
 
-from .host import readable, start_host
+from .host import read_glb, read_registers, readable, start_host, write_glb, write_registers
 
 CLOCK_NS = 10
 
 
 class AxiBus:
-    """The runtime's bus (:mod:`sim.host`) over the testbench's AXI4-Lite master
-    (:class:`sim.tb.host.Host`): 32-bit transactions issued back to back, each answered OKAY."""
+    """The runtime's bus (:mod:`sim.host`) over the testbench's two masters
+    (:class:`sim.tb.host.Host`): global-buffer words and tile registers in bursts on the AXI4
+    port (through the GLB row window, as the untiled job loads and reads back), the control
+    registers as single AXI4-Lite transactions; every access must answer OKAY."""
 
     def __init__(self, host):
         self.host = host
+        p = host.plan
+        self.control = set(p["control"].values())
+        self.glb_base, self.glb_end = p["glb_base"], p["glb_base"] + 4 * p["glb_words"]
+
+    def _kind(self, addr: int) -> str:
+        if addr in self.control:
+            return "control"
+        return "glb" if self.glb_base <= addr < self.glb_end else "tiles"
+
+    def _word(self, addr: int) -> int:
+        return (addr - self.glb_base) // 4
 
     async def write_many(self, pairs) -> None:
-        for a, v in pairs:
-            await self.host.write(a, v)
+        for kind, group in groupby(pairs, key=lambda p: self._kind(p[0])):
+            group = list(group)
+            if kind == "control":
+                for a, v in group:
+                    await self.host.write(a, v)
+            elif kind == "glb":
+                await write_glb(self.host, [(self._word(a), v) for a, v in group], "load")
+            else:
+                await write_registers(self.host, group, "configure")
 
     async def read_many(self, addresses) -> list[int]:
-        return [await self.host.read(a) for a in addresses]
+        """Control registers one by one; GLB words and tile registers sorted into bursts (the
+        values come back in the order asked)."""
+        got: dict[int, int] = {}
+        control = [a for a in addresses if self._kind(a) == "control"]
+        glb = sorted({a for a in addresses if self._kind(a) == "glb"})
+        tiles = sorted({a for a in addresses if self._kind(a) == "tiles"})
+        for a in control:
+            got[a] = await self.host.read(a)
+        if glb:
+            vals = await read_glb(self.host, [self._word(a) for a in glb], "read back")
+            got.update(zip(glb, vals))
+        if tiles:
+            got.update(zip(tiles, await read_registers(self.host, tiles, "read back")))
+        return [got[a] for a in addresses]
 
     async def wait(self, cycles: int) -> None:
         await Timer(cycles * CLOCK_NS, unit="ns")

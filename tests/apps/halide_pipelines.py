@@ -202,19 +202,49 @@ def gpyr(img: np.ndarray, levels: int = 4) -> dict:
     return {"output": realize(f, w >> levels, h >> levels)}
 
 
-def laplacian(img: np.ndarray, levels: int = 3) -> dict:
-    g0, x, y = _input(img)
-    g = [g0]
-    for k in range(1, levels):
-        g.append(_down(g[-1], x, y, f"g{k}"))
+def laplacian(img: np.ndarray) -> dict:
+    """The reference generator (Halide-to-Hardware apps/laplacian_pyramid,
+    laplacian_pyramid_generator.cpp) as it is written: a uint8 ``w`` x ``h`` image with
+    ``repeat_edge``, the 3x3 kernel in uint16, four blurs ``/ 256``, two down-samplings of the
+    blurred level, two blurred nearest up-samplings, the band-pass levels added back, the
+    output cast to uint8 over the ``w`` x ``h`` tile."""
+    x, y = hl.Var("x"), hl.Var("y")
+    casted = hl.BoundaryConditions.repeat_edge(to_hl(img.astype(np.uint8)))
+    hw_input = hl.Func("hw_input")
+    hw_input[x, y] = hl.cast(U16, casted[x, y])
+    kernel = hl.Func("kernel")
+    kernel[x, y] = hl.cast(U16, 0)
+    for (i, j), v in {(0, 0): 3, (1, 0): 21, (2, 0): 3, (0, 1): 21, (1, 1): 158, (2, 1): 21,
+                      (0, 2): 3, (1, 2): 21, (2, 2): 3}.items():
+        kernel[i, j] = hl.cast(U16, v)
+    win = hl.RDom([(0, 3), (0, 3)])
+
+    def blur(f: hl.Func, name: str) -> hl.Func:
+        unnormalized, out = hl.Func(name + "_unnormalized"), hl.Func(name)
+        unnormalized[x, y] = hl.cast(U16, 0)
+        unnormalized[x, y] += kernel[win.x, win.y] * f[x + win.x, y + win.y]
+        out[x, y] = unnormalized[x - 1, y - 1] / 256
+        return out
+
+    def func(name: str, expr_of) -> hl.Func:
+        f = hl.Func(name)
+        f[x, y] = expr_of()
+        return f
+
+    f0 = hw_input
+    l0 = blur(f0, "l0")
+    h0 = func("h0", lambda: f0[x, y] - l0[x, y])
+    f1 = func("f1", lambda: l0[x * 2, y * 2])
+    l1 = blur(f1, "l1")
+    h1 = func("h1", lambda: f1[x, y] - l1[x, y])
+    f2 = func("f2", lambda: l1[x * 2, y * 2])
+    l1_up = blur(func("f2_temp", lambda: f2[x / 2, y / 2]), "l1_up")
+    f1_up = func("f1_up", lambda: l1_up[x, y] + h1[x, y])
+    l0_up = blur(func("f1_temp", lambda: f1_up[x / 2, y / 2]), "l0_up")
+    f0_up = func("f0_up", lambda: l0_up[x, y] + h0[x, y])
+    output = func("output", lambda: hl.cast(hl.UInt(8), f0_up[x, y]))
     w, h = img.shape
-    out = {}
-    for k in range(levels - 1):
-        lap = hl.Func(f"lap{k}")
-        lap[x, y] = hl.cast(S16, g[k][x, y]) - hl.cast(S16, g[k + 1][x / 2, y / 2])
-        out[f"lap{k}"] = realize(lap, w >> k, h >> k)
-    out[f"lap{levels - 1}"] = realize(g[-1], w >> (levels - 1), h >> (levels - 1))
-    return out
+    return {"output": realize(output, w, h).astype(np.uint16)}
 
 
 def brighten_blur(img: np.ndarray) -> dict:

@@ -8,6 +8,7 @@ import pytest
 
 import apps
 from apps import APPS, get_app
+from apps._common import test_image
 from compiler.interp import run
 from compiler.ir import Program, ProgramError
 from compiler.ir.program import kernel_to_dict
@@ -131,9 +132,11 @@ def test_reference_matches_halide(name):
     mod = get_app(name)
     shape = {"brighten_blur": (64, 64, 16), "unsharp": (64, 64, 3)}.get(name, (64, 64))
     extremes = [np.full(shape, v, dtype=np.uint16) for v in (0, 200, 255)]
-    for img in [_random_image(11, shape), mod.make_inputs(5)["input"]] + extremes:
+    host = getattr(mod, "host_input", None)          # the host's part of the generator
+    natural = test_image(5, *shape) if host else mod.make_inputs(5)["input"]
+    for img in [_random_image(11, shape), natural] + extremes:
         want = getattr(H, name)(img)
-        got = mod.reference({"input": img})
+        got = mod.reference({"input": host(img) if host else img})
         assert set(got) == set(want)
         for out in want:
             assert got[out].dtype == want[out].dtype, out
@@ -168,14 +171,19 @@ def test_camera_and_unsharp_keep_the_reference_wraparound():
                           H.unsharp(rgb)["output"])
 
 
-def test_laplacian_pyramid_reconstructs_its_input():
+def test_laplacian_input_is_the_edge_repeated_region_the_reference_reads():
+    """The app's input is the generator's ``hw_input`` over Halide's inferred region, its edges
+    repeated by the host (``host_input``); test_reference_matches_halide checks the values. As a
+    negative control, zero padding in place of repeat_edge differs from the generator."""
     mod = apps.laplacian
-    img = mod.make_inputs(2)["input"].astype(np.int64)
-    out = mod.reference({"input": img})
-    rec = out["lap2"].astype(np.int64)
-    for k in (1, 0):
-        rec = out[f"lap{k}"] + np.repeat(np.repeat(rec, 2, 0), 2, 1)
-    assert np.array_equal(rec, img)
+    img = _random_image(4, (16, 12))
+    padded = mod.host_input(img)
+    assert padded.shape == (27, 23) == mod.build(16, 12).buffers["input"].shape
+    assert padded[0, 0] == img[0, 0] and padded[-1, 5] == img[-1, 0]
+    want = H.laplacian(img)["output"]
+    assert np.array_equal(mod.reference({"input": padded}, 16, 12)["output"], want)
+    zeros = np.pad(img, ((7, 4), (7, 4)))
+    assert not np.array_equal(mod.reference({"input": zeros}, 16, 12)["output"], want)
 
 
 @pytest.mark.parametrize("name, sizes, units", [
@@ -270,6 +278,7 @@ def test_unrolled_stencil(name, unroll):
     ("resnet", dict(ic_unroll=3), "multiples of the unroll"),
     ("gemm", dict(k_unroll=5), "multiples"),
     ("camera", dict(width=63, height=63), "even"),
+    ("laplacian", dict(width=30), "multiples of 4"),
     ("srcnn", dict(c_mid=4), "must equal unroll"),
 ])
 def test_bad_sizes_are_one_line_errors(name, sizes, needle):

@@ -38,7 +38,11 @@ def bus_writes(g, path):
     return route_bus_writes(g.graph["layout"], g, path)
 
 
-@pytest.mark.parametrize("hierarchical", [False, True], ids=["flat", "hier"])
+# ``hier`` is a second Verilator build of the same checks: in CI, the hierarchical Verilation
+# of the tiles is exercised by every run of tests/rtl/test_e2e.py (cgra_8x8's model has the tile
+# modules as hierarchical blocks, its routes crossing many tile instances), so it is regress.
+@pytest.mark.parametrize("hierarchical", [False, pytest.param(True, marks=pytest.mark.regress)],
+                         ids=["flat", "hier"])
 def test_array_routes_and_line_buffer(hierarchical):
     """``hier``: the tile modules Verilated as hierarchical blocks (what bench/cgra.py builds):
     the combinational routes cross several tile instances, i.e. several library models."""

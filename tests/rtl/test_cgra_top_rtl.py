@@ -1,6 +1,7 @@
-"""cocotb + Verilator tests of ``cgra_top`` (cgra_4x4) driven over AXI4-Lite the way a host
-would (cocotbext-axi ``AxiLiteMaster``). One Verilator build runs every case of
-``sim/tb/test_cgra_top.py``.
+"""cocotb + Verilator tests of ``cgra_top`` (cgra_8x8) driven over AXI4-Lite the way a host
+would (cocotbext-axi ``AxiLiteMaster``). Every case of ``sim/tb/test_cgra_top.py`` runs on the
+Verilator model the end-to-end tests use (``sim.array_run.model_for``: one build of cgra_8x8 for
+both files; the testbench touches the top's ports only).
 
 This side computes the plan: addresses from the top's address map, routes on the exported
 routing graph, controller registers from ``encode_controller``, and every expected value from
@@ -11,11 +12,15 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
-from sim.runner import BUILD, run_cocotb
+from sim.array_run import model_for, run_test_module
+from sim.runner import BUILD
 from ubgen.array.routes import add_pipeline_registers, route
 from ubgen.arch import load_arch
 from ubgen.array.graph import (path_latency, port_node, register_writes, route_bus_writes,
@@ -26,12 +31,11 @@ from ubgen.io.spec import GLB2F_LATENCY, F2GLB_LATENCY, io_layouts
 from ubgen.pe import PEOp, counter_next, pe_reference
 from ubgen.pe.spec import BIT_INPUTS, DATA_INPUTS
 from ubgen.mem.spec import MEM_STATUS
-from ubgen.top import top_module, write_verilog
 from ubgen.top.cgra_top import CONTROL, GLB_BASE, GLB_ROWS_BASE, control_address, glb_address, tile_address
 
 pytestmark = pytest.mark.rtl
 
-ARCH = load_arch("cgra_4x4")
+ARCH = load_arch("cgra_8x8")
 SAMPLES = 6            # f2glb samples per PE-sweep run (COUNTER needs several)
 SAMPLE_START = 3
 CASES_PER_OP = 3       # PE-sweep runs per op, alternately without and with the output register
@@ -222,10 +226,11 @@ def test_cgra_top_rtl():
         "pe_sweep": pe_sweep(p),
         "stream": io_stream(p, rng),
     }
-    build = BUILD / "cgra_top_4x4"
-    sources = write_verilog(ARCH, build / "rtl")
-    plan_path = build / "plan.json"
+    # the end-to-end runs' model (tests/rtl/test_e2e.py): one Verilator build of cgra_8x8
+    model = model_for(ARCH)
+    run_dir = Path(tempfile.mkdtemp(dir=BUILD, prefix="cgra_top-"))
+    plan_path = run_dir / "plan.json"
     plan_path.write_text(json.dumps(plan))
-    run_cocotb(name="cgra_top_4x4", sources=sources, toplevel=top_module(ARCH),
-               test_module="sim.tb.test_cgra_top",
-               extra_env={"UBGEN_TOP_PLAN": str(plan_path)})
+    run_test_module(model, "sim.tb.test_cgra_top", run_dir,
+                    extra_env={"UBGEN_TOP_PLAN": str(plan_path)})
+    shutil.rmtree(run_dir)

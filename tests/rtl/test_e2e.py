@@ -166,8 +166,9 @@ def _tiled():
 
 
 def test_tiled_app_end_to_end(model):
-    """Every tile loaded, run and read back over AXI4-Lite, the stitched whole output equal to
-    the whole program's golden, every run in the predicted cycles."""
+    """Every tile loaded and read back in bursts on the AXI4 port and run over AXI4-Lite, the
+    stitched whole output equal to the whole program's golden, every run in the predicted
+    cycles."""
     import numpy as np
     result, inputs, expected = _tiled()
     b = result.bundle

@@ -10,30 +10,20 @@ from dataclasses import replace
 
 import pytest
 
-from sim.runner import BUILD, run_cocotb
+from sim.rtl_xcheck import PUB_BUILD_ARGS, pub_model
+from sim.runner import run_cocotb, write_source
 from sim.tb.pub_cases import DP_CASES, PUB_CASES, TB4_CASES
 from ubgen.arch import load_arch
 from ubgen.blocks import block_verilog
 
 pytestmark = pytest.mark.rtl
 
-# The simulations are short; compiling the generated C++ without optimization halves the build.
-FAST_BUILD = ["-CFLAGS", "-O0"]
-
-
-def write_source(name: str, text: str, stem: str | None = None):
-    """Write ``build/sim/<name>/<stem or name>.v`` only when it changed (keeps the build
-    incremental)."""
-    path = BUILD / name / f"{stem or name}.v"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    return path
+FAST_BUILD = PUB_BUILD_ARGS
 
 
 def test_pub_cases():
-    src = write_source("pub", block_verilog(load_arch("pub"), "pub"))
-    run_cocotb(build_args=FAST_BUILD, name="pub", sources=[src], toplevel="pub", test_module="sim.tb.test_pub",
+    name, src = pub_model("pub")       # the build the RTL cross-check (test_xcheck_rtl) uses
+    run_cocotb(build_args=FAST_BUILD, name=name, sources=[src], toplevel="pub", test_module="sim.tb.test_pub",
                testcase=list(PUB_CASES), extra_env={"UBGEN_ARCH": "pub"})
 
 

@@ -7,7 +7,8 @@ import pytest
 from ubgen.arch import load_arch
 from ubgen.areas import AreaDataError, app_area, fingerprint, tile_areas
 
-SHIPPED = ["cgra_4x4", "cgra_8x8", "cgra_4x16", "cgra_16x32"]
+SHIPPED = ["cgra_2x2", "cgra_4x4", "cgra_8x8", "cgra_4x16", "cgra_16x32", "cgra_dp_4x8",
+           "cgra_dp_16x32", "cgra_dppe_4x8", "cgra_dppe_16x32"]
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -31,6 +32,21 @@ def test_array_size_does_not_change_a_tile_but_its_parameters_do():
     with pytest.raises(AreaDataError, match=r"arch cgra_4x4: no measured tile areas .*"
                                             r"bench/tile_area.py --arch cgra_4x4 --write"):
         tile_areas(wider)
+
+
+def test_a_dual_port_mem_tile_is_found_by_its_sram():
+    """The dual-port MEM tiles are built from ``[dpbuf]``: its parameters are part of their
+    fingerprint (not of the PUB tile's), and their SRAM macro is the dual-port one."""
+    dp, pub = load_arch("cgra_dp_4x8"), load_arch("cgra_4x4")
+    deeper = replace(dp, dpbuf=replace(dp.dpbuf, sram_depth=2 * dp.dpbuf.sram_depth))
+    assert fingerprint(deeper) != fingerprint(dp)
+    assert fingerprint(replace(pub, dpbuf=deeper.dpbuf)) == fingerprint(pub)
+    a = dp.area
+    assert tile_areas(dp)["mem"]["sram_um2"] == pytest.approx(a.sp_512x64_um2
+                                                              * a.dp_over_sp_ratio, abs=0.1)
+    # negative control: the deeper SRAM's tile was never measured
+    with pytest.raises(AreaDataError, match="no measured tile areas"):
+        tile_areas(deeper)
 
 
 def test_app_area_sums_the_tiles_it_occupies():

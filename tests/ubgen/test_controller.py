@@ -63,9 +63,16 @@ def configs(draw):
     return ControllerConfig(tuple(extents), AffineMap(start, tuple(strides)), addr)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configs(), st.sampled_from([0, 3]))
 def test_controller_matches_affine_reference(cfg, stall_every):
+    assert simulate(cfg, stall_every=stall_every) == list(iterate(cfg, LAYOUT.addr_widths))
+
+
+@pytest.mark.regress
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(configs(), st.sampled_from([0, 3]))
+def test_controller_matches_affine_reference_regress(cfg, stall_every):
     assert simulate(cfg, stall_every=stall_every) == list(iterate(cfg, LAYOUT.addr_widths))
 
 

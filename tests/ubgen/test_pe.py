@@ -6,6 +6,7 @@ are written on the PE's config bus; the other inputs are driven on the routed po
 from hypothesis import given, settings, strategies as st, HealthCheck, Phase
 
 from ubgen.pe import PEOp, PE, pe_reference, counter_next
+from ubgen.pe.ops import step_reset
 from ubgen.pe.spec import DATA_INPUTS, BIT_INPUTS
 from tests import gateware as gw
 from tests.gateware import run_testbench
@@ -172,3 +173,65 @@ def test_regmap_readback():
         assert ctx.get(dut.cfg.rdata) == 0
 
     run_testbench(dut, bench)
+
+
+# STEP (docs/pe.md): (run, stall, bit0, bit1) per cycle, mostly stepping
+STEP_CYCLES = st.one_of(st.just((1, 0, 1, 0)), st.just((1, 0, 1, 1)),
+                        st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(0, 1),
+                                  st.integers(0, 1)))
+
+
+def run_step(words, bit2, cycles, model_bit2=None):
+    """Drive a STEP PE (constants ``words`` = a, b, c; ``bit2`` constant; bit0/bit1 routed)
+    and compare its output register with the reference model every cycle; returns the first
+    mismatch or None. ``model_bit2`` lets a negative control give the model another ``bit2``."""
+    dut = PE()
+    a, b, c = words
+    mb2 = bit2 if model_bit2 is None else model_bit2
+    found = []
+
+    async def bench(ctx):
+        values = {"op": int(PEOp.STEP), "out_reg": 1, "bit2_const_en": 1, "bit2_const": bit2}
+        for name, x in zip(DATA_INPUTS, words):
+            values[f"{name}_const_en"], values[f"{name}_const"] = 1, x
+        await configure(ctx, dut, values)
+        await ctx.tick()                                  # run low: the state loads c
+        state = step_reset(c)
+        for k, (run, stall, bit0, bit1) in enumerate(cycles):
+            ctx.set(dut.run, run)
+            ctx.set(dut.stall, stall)
+            ctx.set(dut.in_bit0, bit0)
+            ctx.set(dut.in_bit1, bit1)
+            got = (ctx.get(dut.out_res), ctx.get(dut.out_res_p))
+            if got != state and not found:
+                found.append(f"cycle {k}: got {got}, model {state}")
+            await ctx.tick()
+            if not run:
+                state = step_reset(c)
+            elif not stall:
+                state = pe_reference(PEOp.STEP, a, b, c, (bit0, bit1, mb2), acc=state[0])
+
+    run_testbench(dut, bench)
+    return found[0] if found else None
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@given(st.tuples(WORDS, WORDS, WORDS), st.integers(0, 1), st.lists(STEP_CYCLES, min_size=5,
+                                                                    max_size=40))
+def test_pe_step(words, bit2, cycles):
+    """STEP against its reference, with run/stall/bit0/bit1 changing every cycle."""
+    assert run_step(words, bit2, cycles) is None
+
+
+def test_pe_step_down_counter_and_negative_control():
+    """bit2 = 1, a = -1, b = c = 2: the down-counter 2, 1, 0, 2, 1, 0 with res_p on 0 (a loop
+    level of 3 iterations); a model that ignores the self-select (bit2 = 0) disagrees."""
+    seq = [(1, 0, 1, 0)] * 7
+    assert run_step((0xFFFF, 2, 2), 1, seq) is None
+    assert run_step((0xFFFF, 2, 2), 1, seq, model_bit2=0) is not None
+    state, seen = step_reset(2), []
+    for _ in range(7):
+        seen.append(state)
+        state = pe_reference(PEOp.STEP, 0xFFFF, 2, 2, (1, 0, 1), acc=state[0])
+    assert seen == [(2, 0), (1, 0), (0, 1), (2, 0), (1, 0), (0, 1), (2, 0)]

@@ -20,11 +20,12 @@ STEP = {"N": (-1, 0), "S": (1, 0), "E": (0, 1), "W": (0, -1)}
 
 
 def default_cores() -> dict[str, Callable[[Arch], object]]:
-    """The real tile cores: IO and PE (``ubgen.io``, ``ubgen.pe``) and MEM (``ubgen.mem``)."""
+    """The real tile cores: IO and PE (``ubgen.io``, ``ubgen.pe``) and MEM (``ubgen.mem``: the
+    core ``[mem] kind`` selects, :func:`ubgen.mem.dp_tile.mem_core`)."""
     from ..io.io_tile import IOCore
     from ..pe.pe import PE
-    from ..mem.mem_tile import MemCore
-    return {"io": IOCore, "pe": PE, "mem": MemCore}
+    from ..mem.dp_tile import mem_core
+    return {"io": IOCore, "pe": PE, "mem": mem_core}
 
 
 @dataclass(frozen=True)
@@ -39,11 +40,11 @@ def core_specs(arch: Arch) -> dict[str, CoreSpec]:
     """The real cores' ports and register maps from ubgen's Amaranth-free exports; the same
     objects the cores of :func:`default_cores` are built with."""
     from ..io.spec import IO_PORTS, io_regmap
-    from ..mem.spec import mem_ports, mem_regmap
+    from ..mem.dp_spec import mem_core_spec
     from ..pe.spec import PE_PORTS, pe_regmap
     return {"io": CoreSpec(IO_PORTS, io_regmap(arch)),
             "pe": CoreSpec(PE_PORTS, pe_regmap(arch.array.pe_output_register)),
-            "mem": CoreSpec(mem_ports(arch.pub), mem_regmap(arch.pub, arch.mem))}
+            "mem": CoreSpec(*mem_core_spec(arch))}
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,11 @@
 The op semantics are defined in :mod:`ubgen.pe.ops`; :func:`op_result` builds the hardware of one
 op (the ALU selects among all of them with its ``op`` register; an application-specific datapath,
 :mod:`ubgen.fpga.app`, builds only the ops it uses). The COUNTER state lives in the PE
-(:class:`ubgen.pe.pe.PE`) and comes in on ``count``. ``ALU(without={...})`` leaves ops out (the
-op's code then gives ``res = res_p = 0``); the PE builds every op, the option exists to measure
-what one op costs (``bench/pe_area.py``, docs/pe.md).
+(:class:`ubgen.pe.pe.PE`) and comes in on ``count``; the STEP state is the PE's output register
+and comes in on ``acc`` (the ALU computes the next state). ``ALU(without={...})`` leaves ops out
+(the op's code then gives ``res = res_p = 0``); the PE builds every op, the option exists to
+measure what one op costs (``bench/pe_area.py``; ``bench/area.py``'s PE without STEP;
+docs/pe.md).
 """
 
 from amaranth.hdl import Module, Mux, Value
@@ -60,10 +62,10 @@ FLAG_OPS = frozenset(_FLAGS)
 """The ops whose result is the 1-bit ``res_p`` (``res`` is it zero-extended)."""
 
 
-def op_result(op: PEOp, a, b, c, bits, lut=0, count=None) -> tuple[Value, Value]:
+def op_result(op: PEOp, a, b, c, bits, lut=0, count=None, acc=None) -> tuple[Value, Value]:
     """``(res, res_p)`` of ``op`` on the 16-bit words ``a, b, c`` and the 3-bit ``bits``, as
     Amaranth values (``res`` truncated to the word; the semantics of :mod:`ubgen.pe.ops`).
-    COUNTER needs its state ``count``."""
+    COUNTER needs its state ``count``; STEP its state ``acc`` (the result is the next state)."""
     a, b, c, bits = Value.cast(a), Value.cast(b), Value.cast(c), Value.cast(bits)
     sa, sb = a.as_signed(), b.as_signed()
     b0 = bits[0]
@@ -78,6 +80,13 @@ def op_result(op: PEOp, a, b, c, bits, lut=0, count=None) -> tuple[Value, Value]
         if count is None:
             raise ValueError("COUNTER needs its state (count)")
         return count, b0 & (count == (a - 1)[:WORD_BITS])
+    if op is PEOp.STEP:
+        if acc is None:
+            raise ValueError("STEP needs its state (acc)")
+        acc = Value.cast(acc)
+        sel = Mux(bits[2], acc == 0, bits[1])
+        nxt = Mux(b0, acc + Mux(sel, b, a), acc)[:WORD_BITS]
+        return nxt, nxt == 0
     raise ValueError(f"unknown op {op!r}")
 
 
@@ -89,6 +98,7 @@ class ALU(wiring.Component):
     bits: In(3)
     lut: In(8)
     count: In(WORD_BITS)
+    acc: In(WORD_BITS)
     res: Out(WORD_BITS)
     res_p: Out(1)
 
@@ -102,7 +112,8 @@ class ALU(wiring.Component):
             for op in PEOp:
                 if op in self.without:
                     continue
-                res, p = op_result(op, self.a, self.b, self.c, self.bits, self.lut, self.count)
+                res, p = op_result(op, self.a, self.b, self.c, self.bits, self.lut, self.count,
+                                   self.acc)
                 with m.Case(op):
                     m.d.comb += [self.res.eq(res), self.res_p.eq(p)]
         return m

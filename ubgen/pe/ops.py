@@ -24,6 +24,16 @@ complement value; ``bits`` = (bit0, bit1, bit2)):
   ``count <- 0 if wrap else count + 1``. So with ``bit0`` = 1 it counts 0..a-1 (``a = 0`` means
   a full 16-bit period), and chaining one counter's ``res_p`` into the next one's ``bit0`` builds
   a loop nest.
+* STEP (the affine step of thesis §6.1.2 / Fig. 6.2b in one PE, for controllers built on PEs,
+  docs/pe.md): the state ``s`` *is* the output register (``out_reg`` = 1). While the array is
+  not running ``s = c``; on every unstalled running cycle with ``bit0`` set
+  ``s <- s + (sel ? b : a)`` with ``sel = (s == 0) if bit2 else bit1`` (mod 2**16), otherwise
+  ``s`` holds. ``res = s`` and ``res_p = (s == 0)``, both functions of the state only. The ALU
+  computes the next state (:func:`pe_reference` with ``acc = s``: ``(next, next == 0)``), which
+  the output register loads. With ``bit2`` = 1 and ``a = -1`` it is a down-counter that reloads
+  ``b`` at 0 (a loop level's "last iteration" flag on ``res_p``, or a schedule generator whose
+  ``res_p`` is the fire); with ``bit1`` a routed level flag it is one address generator of the
+  recurrence form (``a`` the innermost delta, ``b`` the delta of the outer levels).
 """
 from __future__ import annotations
 
@@ -31,7 +41,8 @@ import enum
 
 from ..arch import WORD_WIDTH
 
-__all__ = ["PEOp", "WORD_BITS", "WORD_MASK", "pe_reference", "counter_next", "OP_WIDTH"]
+__all__ = ["PEOp", "WORD_BITS", "WORD_MASK", "pe_reference", "counter_next", "step_reset",
+           "OP_WIDTH"]
 
 WORD_BITS = WORD_WIDTH
 WORD_MASK = (1 << WORD_BITS) - 1
@@ -76,10 +87,11 @@ class PEOp(enum.IntEnum):
     BNOT = 33
     LUT3 = 34
     UDIV = 35
+    STEP = 36
 
     @property
     def stateful(self) -> bool:
-        return self is PEOp.COUNTER
+        return self in (PEOp.COUNTER, PEOp.STEP)
 
 
 OP_WIDTH = int(max(PEOp)).bit_length()
@@ -121,10 +133,12 @@ _WORD_FNS = {
 
 
 def pe_reference(op: PEOp, a: int, b: int, c: int, bits: tuple[int, int, int] = (0, 0, 0), *,
-                 lut: int = 0, count: int = 0) -> tuple[int, int]:
+                 lut: int = 0, count: int = 0, acc: int = 0) -> tuple[int, int]:
     """``(res, res_p)`` of ``op`` on words ``a, b, c`` and ``bits`` (see the module docstring).
 
     For COUNTER, ``count`` is the counter's current state; :func:`counter_next` gives the next.
+    For STEP, ``acc`` is the state ``s`` (the output register) and the result is the next state
+    ``(s', s' == 0)`` the output register loads (:func:`step_reset` while not running).
     """
     if op.__class__ is not PEOp:
         op = PEOp(op)
@@ -141,9 +155,20 @@ def pe_reference(op: PEOp, a: int, b: int, c: int, bits: tuple[int, int, int] = 
     if fn is not None:
         p = fn(b0, b1, b2, lut)
         return p, p
+    if op is PEOp.STEP:
+        acc &= WORD_MASK
+        sel = int(acc == 0) if b2 else b1
+        nxt = (acc + (b if sel else a)) & WORD_MASK if b0 else acc
+        return nxt, int(nxt == 0)
     # COUNTER
     wrap = int(bool(b0) and count == (a - 1) & WORD_MASK)
     return count & WORD_MASK, wrap
+
+
+def step_reset(c: int) -> tuple[int, int]:
+    """The STEP output register ``(res, res_p)`` while the array is not running."""
+    c &= WORD_MASK
+    return c, int(c == 0)
 
 
 def counter_next(count: int, a: int, bits: tuple[int, int, int]) -> int:

@@ -5,7 +5,9 @@ application. Every data input (``data0..2``) and bit input (``bit0..2``) is eith
 its connection box) or a constant held in a configuration register. An optional output register
 (``out_reg`` = 1) gives the PE latency 1 instead of 0; the scheduler reads that latency from
 :meth:`PE.latency`. The output register and the COUNTER state freeze while ``stall`` is high;
-the COUNTER state is 0 while ``run`` is low. Configuration registers never stall.
+the COUNTER state is 0 while ``run`` is low. With the STEP op the output register is the op's
+state: it loads ``data2`` (``res_p`` = ``data2 == 0``) while ``run`` is low and the ALU's next
+state otherwise (docs/pe.md). Configuration registers never stall.
 
 Config port ``cfg``: the local register offset (``cfg_addr_width`` bits, default 16, decoded in
 full so no offset outside :attr:`PE.regmap` aliases a register), ``wdata``, ``we`` and a
@@ -38,10 +40,12 @@ class PE(wiring.Component):
     PORTS = PE_PORTS
 
     def __init__(self, arch: Arch | None = None, *, output_register: bool | None = None,
-                 cfg_addr_width: int = TILE_ADDR_WIDTH):
+                 cfg_addr_width: int = TILE_ADDR_WIDTH,
+                 without: frozenset[PEOp] | set[PEOp] = frozenset()):
         if output_register is None:
             output_register = arch.array.pe_output_register if arch is not None else True
         self.output_register = output_register
+        self.without = frozenset(PEOp(op) for op in without)   # ops left out (ubgen.pe.alu)
         self._regmap = pe_regmap(output_register)
         super().__init__(core_members(self.PORTS, cfg_addr_width))
 
@@ -59,7 +63,7 @@ class PE(wiring.Component):
         m.submodules.regs = regs = ConfigRegisters(self.regmap, len(self.cfg.addr))
         wiring.connect(m, wiring.flipped(self.cfg), regs.bus)
         f = regs.fields
-        m.submodules.alu = alu = ALU()
+        m.submodules.alu = alu = ALU(without=self.without)
 
         def operand(name):
             return Mux(f[f"{name}_const_en"], f[f"{name}_const"], getattr(self, f"in_{name}"))
@@ -82,8 +86,12 @@ class PE(wiring.Component):
         if self.output_register:
             res_q = Signal(WORD_BITS)
             res_p_q = Signal()
+            m.d.comb += alu.acc.eq(res_q)
             with m.If(~self.stall):
                 m.d.sync += [res_q.eq(alu.res), res_p_q.eq(alu.res_p)]
+            if PEOp.STEP not in self.without:
+                with m.If(~self.run & (f["op"] == PEOp.STEP)):   # STEP: the state's reset
+                    m.d.sync += [res_q.eq(alu.c), res_p_q.eq(alu.c == 0)]
             with m.If(f["out_reg"]):
                 m.d.comb += [self.out_res.eq(res_q), self.out_res_p.eq(res_p_q)]
             with m.Else():

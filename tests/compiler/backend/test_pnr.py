@@ -33,7 +33,7 @@ from ubgen.areas import tile_areas
 from ...apps.test_apps import SMALL
 from .array_sim import run_bundle
 
-BIG = ("camera", "harris", "mobilenet", "srcnn", "unsharp")   # do not fit cgra_8x8 at SMALL
+BIG = ("camera", "harris", "laplacian", "mobilenet", "srcnn", "unsharp")   # do not fit cgra_8x8 at SMALL
 
 
 @pytest.fixture(scope="module")
@@ -323,7 +323,7 @@ def test_simulated_array_sees_a_corrupted_pipeline_register():
 
 
 @pytest.mark.regress
-@pytest.mark.parametrize("app", ["cascade", "gemm", "gpyr", "laplacian", "resnet", "upsample"])
+@pytest.mark.parametrize("app", ["cascade", "gemm", "gpyr", "resnet", "upsample"])
 def test_more_small_apps_run_on_the_simulated_array(app):
     arch = next(a for a in ("cgra_4x4", "cgra_4x16", "cgra_8x8")
                 if compile_app(app, a, SMALL[app]).fits()[0])

@@ -18,7 +18,7 @@ SMALL = {"gaussian": dict(width=32, height=32), "harris": dict(width=32, height=
          "unsharp": dict(width=32, height=32), "cascade": dict(width=32, height=32),
          "gpyr": dict(width=32, height=32, levels=2), "camera": dict(width=16, height=16),
          "brighten_blur": dict(width=32, height=32, tiles=2),
-         "upsample": dict(width=16, height=16), "laplacian": dict(width=16, height=16, levels=2),
+         "upsample": dict(width=16, height=16), "laplacian": dict(width=16, height=16),
          "mobilenet": dict(width=8, height=8, channels=2, out_channels=2),
          "gemm": dict(m=8, n=16, k=16, k_unroll=4, n_unroll=4),
          "resnet": dict(width=4, height=4, in_channels=8, out_channels=8, ic_unroll=4,

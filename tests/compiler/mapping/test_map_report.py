@@ -6,7 +6,6 @@ import json
 import pytest
 
 from compiler.cli.map import add_map_subcommand
-from compiler.mapping.report import controller_pes
 
 
 def run(capsys, *argv):
@@ -27,14 +26,22 @@ def test_map_json_gaussian(capsys):
     rc, out = run(capsys, "map", "gaussian", "--size", "width=32", "--size", "height=32",
                   "--json", "--backend", "dp-pe")
     rep = json.loads(out)
-    # one DP-SRAM per output port of the line-buffer memory; controllers on PEs
-    assert rep["backend"]["mems"] == 2 and rep["backend"]["controller_pes"] > 0
+    # mapped onto dual-port SRAMs: one per delay line (32 and 64 cycles), each with a write
+    # and a read controller of 6 PEs (compiler.backend.pe_controllers)
+    assert rep["backend"] == {"backend": "dp-pe", "mems": 2, "controller_pes": 24}
+    assert rep["mems"] == 2 and rep["shift_registers"]["count"] == 6
+    rc, out = run(capsys, "map", "gaussian", "--size", "width=32", "--size", "height=32",
+                  "--json", "--backend", "rv")
+    assert json.loads(out)["backend"] == {"backend": "rv", "mems": 2, "buffets": 2}
 
 
-def test_controller_pe_formula():
-    # 2-d: 2 counters, AG and SG each 2 multipliers + 1 adder, 1 comparator
-    assert controller_pes(2, 1) == 2 + 2 * 3 + 1
-    assert controller_pes(2, 1, schedule=False) == 2 + 3
+def test_map_refusal_of_a_backend_is_one_line(capsys):
+    """resnet's accumulator has two writers: the dual-port SRAM refuses it, naming it."""
+    from compiler.mapping.common import MappingError
+    with pytest.raises(MappingError, match=r"buffer out_mem: .*one write and one read port"):
+        run(capsys, "map", "resnet", "--backend", "dp", "--size", "width=4", "--size",
+            "height=4", "--size", "in_channels=4", "--size", "out_channels=4", "--size",
+            "ic_unroll=2", "--size", "oc_unroll=2")
 
 
 def test_bad_threshold(capsys):

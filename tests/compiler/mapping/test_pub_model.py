@@ -5,7 +5,8 @@ from hypothesis import given, settings, strategies as st
 from apps import get_app
 from compiler.ir.ubimpl import PUBBlock
 from compiler.mapping.common import t2addr
-from compiler.mapping.pub_model import _points, decode_controller, port_points, simulate_pub
+from compiler.mapping.decode import decode_controller
+from compiler.mapping.pub_model import _points, port_points, simulate_pub
 from compiler.schedule.report import schedule_program
 from ubgen.arch import PUBParams
 from ubgen.controller import (AffineMap, ControllerConfig, ControllerLayout, encode_controller,

@@ -331,10 +331,26 @@ def dags(draw):
     return Kernel("random", n_args, nodes[-1], tuple(a.type for a in nodes[:n_args]))
 
 
-@settings(max_examples=400, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(dags(), st.sampled_from([Latency(1, 1), Latency(0, 0), Latency(2, 3), Latency(1, 0)]))
+DAG_SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+LATENCIES = st.sampled_from([Latency(1, 1), Latency(0, 0), Latency(2, 3), Latency(1, 0)])
+
+
+@settings(max_examples=150, **DAG_SETTINGS)
+@given(dags(), LATENCIES)
 def test_property_random_dags_are_bit_exact(kern, latency):
+    check_balanced(kern, latency)
+
+
+@pytest.mark.regress
+@settings(max_examples=1000, **DAG_SETTINGS)
+@given(dags(), LATENCIES)
+def test_property_random_dags_are_bit_exact_regress(kern, latency):
+    check_balanced(kern, latency)
+
+
+def check_balanced(kern: Kernel, latency: Latency) -> None:
+    """The balanced kernel computes the same words with the same PEs, constants and sharing,
+    no deeper than the original, and balancing it again changes nothing."""
     b = balance_kernel(kern, latency)
     words = _words(kern.n_args, kern.n_args)
     np.testing.assert_array_equal(_eval(b, words), _eval(kern, words))

@@ -4,6 +4,7 @@ run, and the live capacity matches a plain-Python model (docs/design.md §6 leve
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,9 @@ from compiler.schedule.verify import verify
 from ..reference_models import live_words
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+# Examples per property: CI draws 100 (a different derandomized sequence from the regress
+# variants'), `make regress` 1000.
+CI_EXAMPLES, REGRESS_EXAMPLES = 100, 1000
 
 
 def _sum_kernel(name: str, n: int, bias: int) -> Kernel:
@@ -122,9 +126,16 @@ def stencil_pipelines(draw):
     return prog.validate()
 
 
-@settings(max_examples=400, **SETTINGS)
+@settings(max_examples=CI_EXAMPLES, **SETTINGS)
 @given(stencil_pipelines())
 def test_random_stencil_pipelines(prog):
+    check(prog)
+
+
+@pytest.mark.regress
+@settings(max_examples=REGRESS_EXAMPLES, **SETTINGS)
+@given(stencil_pipelines())
+def test_random_stencil_pipelines_regress(prog):
     check(prog)
 
 
@@ -189,7 +200,14 @@ def affine_nests(draw):
     return prog.validate()
 
 
-@settings(max_examples=400, **SETTINGS)
+@settings(max_examples=CI_EXAMPLES, **SETTINGS)
 @given(affine_nests())
 def test_random_affine_nests(prog):
+    check(prog)
+
+
+@pytest.mark.regress
+@settings(max_examples=REGRESS_EXAMPLES, **SETTINGS)
+@given(affine_nests())
+def test_random_affine_nests_regress(prog):
     check(prog)

@@ -23,12 +23,14 @@ def test_evaluation_document(monkeypatch, tmp_path):
     monkeypatch.setattr(ev, "SWEEPS", {"gaussian": (("unroll",), [1, 2])})
     monkeypatch.setattr(ev, "plan", _small_plan)
     monkeypatch.setattr(ev, "run_area", lambda: {"error": "yosys not run in this test"})
+    monkeypatch.setattr(ev, "run_rtl", lambda run: {"error": "Verilator not run in this test"})
     out, img = tmp_path / "evaluation.md", tmp_path / "img"
     seconds = ev.evaluate(0, None, Cache(None), out, img, progress=False)
     text = out.read_text()
     assert seconds > 0 and f"{seconds:.0f} s wall time" in text
     for title in ("Paper Table IV", "Paper Table VI", "Paper Table VII", "Thesis Table 7.2",
-                  "Thesis Table 7.3", "Thesis Table 7.4", "Thesis Table 7.8",
+                  "Thesis Table 7.3", "Thesis Table 7.4", "Thesis Table 7.5",
+                  "Thesis Table 7.8", "The memory backends end to end",
                   "Thesis Figure 7.5", "Place and route of the Table IV points"):
         assert f"## {title}" in text, title
     assert "| gaussian | 13 | 19 |" in text                  # the netlist's PEs, paper's 19
@@ -36,6 +38,12 @@ def test_evaluation_document(monkeypatch, tmp_path):
     pnr = text.split("## Place and route")[1].split("## ")[0]
     assert "| gaussian | 13 | 0 | 2 |" in pnr and "| pass |" in pnr     # placed, routed, checked
     assert "bench/area.py failed: yosys not run in this test" in text
+    assert "Verilator not run in this test" in text
+    # Table 7.3 from real mappings: upsample's one dual-port memory, one buffet
+    t73 = text.split("## Thesis Table 7.3")[1].split("## ")[0]
+    assert "| upsample | 1 | 1 | 1 | 1 | 2 | 2 |" in t73
+    t75 = text.split("## Thesis Table 7.5")[1].split("## ")[0]
+    assert "| upsample | " in t75 and "| 15 | 66 |" in t75
     assert (img / "fig7_5_gaussian.png").read_bytes()[:4] == b"\x89PNG"
     assert "](img/fig7_5_gaussian.png)" in text
     # --render-only: the same document again from the recorded points, without a sweep
@@ -62,10 +70,20 @@ def _small_plan():
         tasks[f"fig7.5 gaussian {v}"] = ev.Task("gaussian", dict(width=16, height=12, unroll=v))
     for label, (app, params) in SMALL.items():
         tasks[f"table {label}"] = ev.Task(app, dict(params), ev.PNR_STAGES)
-    for label in ev.SINGLE_FETCH:
-        app, params = SMALL[label]
-        tasks[f"fw1 {label}"] = ev.Task(app, dict(params, fetch_width=1), ("schedule",))
+    tasks.update(ev.backend_plan(None))
     return tasks
+
+
+def test_backends_table_tells_not_run_from_failed():
+    """A run missing from the cache reads 'not run'; a failed or refused one says so."""
+    rtl = {"buffet gaussian": {"app": "gaussian", "buffets": 2, "passed": False, "cycles": 9},
+           "buffet harris": {"error": "map: buffer x: refused"},
+           "buffet upsample": {"app": "upsample", "buffets": 1, "passed": True, "cycles": 7}}
+    rows = {r.split(" | ")[1]: r for r in ev.table_backends(rtl) if r.startswith("| rv")}
+    assert "block level: not run" in rows["resnet 8x8 block"]
+    assert "block level: failed" in rows["gaussian"]
+    assert "block level: map: buffer x: refused" in rows["harris"]
+    assert "block level: every buffet passed" in rows["upsample"]
 
 
 def test_fpga_only_rerenders_the_fpga_tables(tmp_path):
