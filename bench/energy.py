@@ -2,7 +2,8 @@
 their sensitivity to the SRAM energies, the negative controls and the per-application energy
 (the analogue of thesis Figs. 7.3 and 7.10).
 
-    .venv/bin/python bench/energy.py [--table] [--apps gaussian@cgra_4x4 ...] [--controls]
+    .venv/bin/python bench/energy.py [--table] [--controls]
+                                     [--apps gpyr@cgra_4x4:levels=2 gaussian@cgra_8x8 ...]
                                      [--out build/bench/energy.json] [--img docs/img]
 
 What is MEASURED: the toggles of every net of the generated RTL mapped by Yosys to CMOS gates
@@ -31,9 +32,32 @@ from sim.energy.gates import EnergyError  # noqa: E402
 OUT = ROOT / "build" / "bench" / "energy.json"
 IMG = ROOT / "docs" / "img"
 SCALES = (0.5, 1.0, 1.5)
-# (app, arch, sizes): the per-application points; the controls use gaussian on cgra_4x4
-APPS = [("gaussian", "cgra_4x4", {}), ("upsample", "cgra_4x4", {}),
-        ("gaussian", "cgra_8x8", {}), ("unsharp", "cgra_8x8", {})]
+# (app, arch, sizes): the per-application points
+APPS = [("gpyr", "cgra_4x4", {"levels": 2}), ("gaussian", "cgra_8x8", {})]
+# the array's negative controls: an app on cgra_4x4 that leaves tiles unused (a two-level
+# Gaussian pyramid: 13 of the 20 tiles), at its size, and half and twice that many outputs
+CONTROL = ("gpyr", "cgra_4x4", {"levels": 2})
+CONTROL_HALF = {"levels": 2, "width": 32, "height": 32}
+CONTROL_DOUBLE = {"levels": 2, "width": 32, "height": 64}
+
+
+def parse_point(spec: str) -> tuple[str, str, dict]:
+    """``APP@ARCH[:k=v,...]`` (integer sizes) -> (app, arch, sizes); a malformed size is a
+    one-line error."""
+    head, _, sizes = spec.partition(":")
+    app, _, arch = head.partition("@")
+    out = {}
+    for kv in filter(None, sizes.split(",")):
+        k, eq, v = kv.partition("=")
+        if not eq or not v.strip().lstrip("-").isdigit():
+            raise EnergyError(f"{spec}: sizes are k=integer pairs, got {kv!r}")
+        out[k.strip()] = int(v)
+    return app, arch or "cgra_4x4", out
+
+
+def point_key(app: str, arch: str, sizes: dict) -> str:
+    return f"{app}@{arch}" + (":" + ",".join(f"{k}={v}" for k, v in sizes.items())
+                              if sizes else "")
 
 
 def table(log=print) -> dict:
@@ -112,16 +136,17 @@ def main(argv=None) -> int:
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--table", action="store_true", help="Table 7.2's energy columns")
     ap.add_argument("--apps", nargs="*", metavar="APP@ARCH",
-                    help="per-application points (default with no option: "
-                         + ", ".join(f"{a}@{b}" for a, b, _ in APPS) + ")")
+                    help="per-application points, APP@ARCH[:k=v,...] (default with no "
+                         "option: " + ", ".join(point_key(*a) for a in APPS) + ")")
     ap.add_argument("--controls", action="store_true",
-                    help="the array's negative controls: gaussian on cgra_4x4 with all-zero "
-                         "inputs, and 32x32 against 32x64 (twice the output pixels)")
+                    help="the array's negative controls: a two-level gpyr on cgra_4x4 (tiles "
+                         "left unused) with all-zero inputs, and 32x32 against 32x64 (twice "
+                         "the output pixels)")
     ap.add_argument("--out", default=str(OUT), help="JSON output (merged into an existing one)")
     ap.add_argument("--img", default=str(IMG), help="directory of the energy plots")
     args = ap.parse_args(argv)
     if not (args.table or args.apps is not None or args.controls):
-        args.table, args.apps, args.controls = True, [f"{a}@{b}" for a, b, _ in APPS], True
+        args.table, args.apps, args.controls = True, [point_key(*a) for a in APPS], True
     out = Path(args.out)
     result = json.loads(out.read_text()) if out.exists() else {}
     try:
@@ -130,19 +155,19 @@ def main(argv=None) -> int:
             print(format_table(result["table_7_2"]))
         points = result.setdefault("apps", {})
         for spec in args.apps or []:
-            app, _, arch = spec.partition("@")
-            p = app_point(app, arch or "cgra_4x4", {})
-            points[f"{app}@{p['arch']}"] = p
+            app, arch, sizes = parse_point(spec)
+            p = app_point(app, arch, sizes)
+            points[point_key(app, arch, sizes)] = p
             e = p["energy"]
             print(f"{app} on {p['arch']}: {e['pj_per_pixel']} pJ/pixel, {e['pj_per_op']} pJ/op, "
                   f"passed {e['passed']}, gate-level run {e['energy_seconds']} s")
         if args.controls:
+            app, arch, sizes = CONTROL
             c = result.setdefault("controls", {})
-            c["zero"] = app_point("gaussian", "cgra_4x4", {}, zero=True)
-            c["random"] = points.get("gaussian@cgra_4x4") or app_point("gaussian", "cgra_4x4",
-                                                                       {})
-            c["half"] = app_point("gaussian", "cgra_4x4", {"width": 32, "height": 32})
-            c["double"] = app_point("gaussian", "cgra_4x4", {"width": 32, "height": 64})
+            c["zero"] = app_point(app, arch, sizes, zero=True)
+            c["random"] = points.get(point_key(*CONTROL)) or app_point(app, arch, sizes)
+            c["half"] = app_point(app, arch, CONTROL_HALF)
+            c["double"] = app_point(app, arch, CONTROL_DOUBLE)
     except EnergyError as e:
         print(f"energy: error: {e}", file=sys.stderr)
         return 2

@@ -32,7 +32,8 @@ class Controller(wiring.Component):
 
     The schedule generator counts down instead of comparing with the block's cycle counter: a
     register holds the unstalled cycles left until the next fire (``cycle_start`` on restart,
-    ``cycle_delta[L] - 1`` after a fire, minus one on every other unstalled cycle) and the
+    ``cycle_delta[L] - 1`` after a fire, minus one on every other unstalled cycle before done)
+    and the
     controller fires when it is 0 (docs/controllers.md "Hardware behaviour"): one decrementer
     and a zero test instead of an adder and a comparator. The fires are those of the affine
     schedule, so no register means anything else.
@@ -122,7 +123,10 @@ class Controller(wiring.Component):
             for ag, a in addrs.items():
                 m.d.sync += a.eq(getattr(self, f"{ag}_start"))
         if self.layout.timed:
-            with m.Elif(self.tick & ~self.fire):
+            # not once done: the count matters only for a fire, which done rules out until the
+            # next restart, and an idle controller (done, or never configured: dim 0) then
+            # switches nothing (docs/energy.md "An unused tile")
+            with m.Elif(self.tick & ~self.fire & ~done):
                 m.d.sync += wait.eq(wait - 1)
         with m.Elif(self.fire):
             with m.If(exhausted):

@@ -523,11 +523,16 @@ def energy_sections(energy: dict | None) -> list[str]:
     rows = []
     for key, p in apps.items():
         e = p["energy"]
-        rows.append([p["app"], p["arch"], e["pj_per_pixel"], e["pj_per_op"],
+        sizes = ", ".join(f"{k}={v}" for k, v in (p.get("sizes") or {}).items())
+        rows.append([p["app"] + (f" ({sizes})" if sizes else ""), p["arch"],
+                     e["pj_per_pixel"], e["pj_per_op"],
                      *[round(e["categories_pj"].get(c, 0.0) / e["output_pixels"], 2)
                        for c in cats], "pass" if e["passed"] else "FAIL"])
+    notes = [f"* {p['app']} on {p['arch']}: {p['energy']['note']}" for p in apps.values()
+             if p["energy"].get("note")]
     return lines + _table(["app", "arch", "pJ / pixel", "pJ / op",
-                           *[f"{c} pJ/px" for c in cats], "gate-level run"], rows)
+                           *[f"{c} pJ/px" for c in cats], "gate-level run"], rows) + \
+        ([""] + notes + [""] if notes else [])
 
 
 def table_7_3_7_4(res: dict, rtl: dict) -> list[str]:

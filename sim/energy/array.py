@@ -30,7 +30,7 @@ __all__ = ["gate_model", "array_category", "run_energy", "CATEGORIES", "tile_of"
 
 BUILD = build_dir("energy")
 CATEGORIES = ("PE logic", "MEM logic", "SRAM", "interconnect", "GLB/IO", "clock")
-FLAVOUR = "gates-v1"
+FLAVOUR = "gates-v2"
 _KIND_CAT = {"cgra_pe_tile": "PE logic", "cgra_mem_tile": "MEM logic", "cgra_io_tile": "GLB/IO"}
 _INTERCONNECT = ("sb16", "sb1", "cb_", "ic_regs")
 
@@ -40,13 +40,15 @@ def array_category(path: str, module: str, part: str) -> str:
     energy."""
     if part == "clock":
         return "clock"
-    if part == "hop":
+    if part in ("hop", "input"):
         return "interconnect"
+    if part == "sram":
+        # a macro's owner may have no gates (no counts, module unknown): its path decides
+        in_mem = module.split(".")[0] == "cgra_mem_tile" or "cgra_mem_tile" in path.split(".")
+        return "SRAM" if in_mem else "GLB/IO"
     kind = module.split(".")[0]
     if kind not in _KIND_CAT:
         return "GLB/IO"                    # top level: global buffer, AXI slave, counters
-    if part == "sram":
-        return "SRAM" if kind == "cgra_mem_tile" else "GLB/IO"
     leaf = module.split(".")
     if len(leaf) > 2 and leaf[2].startswith(_INTERCONNECT):
         return "interconnect"
@@ -95,7 +97,7 @@ def gate_model(arch, log=print) -> dict:
             files, infos = emit_verilog(
                 netlist, top, gl, files={t_: f"{t_}.v" for t_ in tiles} | {top: f"{top}.v"},
                 keep=tiles, hop_ports={t_: {"sb16_out", "sb1_out"} for t_ in tiles},
-                window=run_done)
+                window=run_done, tiles=tiles)
             shutil.copy(rtl / f"{top}.json", gl / f"{top}.json")
             infos_path.write_text(json.dumps({k: vars(v) for k, v in infos.items()}))
             seconds["synthesis"] = time.perf_counter() - t
@@ -134,6 +136,31 @@ def _window(netlist: dict, top: str) -> str:
     return f"{bits['run']} & ~{bits['done']}"
 
 
+def _by_tile(b) -> dict[str, dict]:
+    """Per tile: its own data switching, clock, the hops it drives, the load its incoming nets
+    put on the neighbours' drivers (input), its macros' SRAM energy, and its data switching by
+    block (switch boxes, connection boxes, core, ...)."""
+    parts = ("data_pj", "clock_pj", "hop_pj", "input_pj")
+    tiles: dict[str, dict] = {}
+    for path, inst in b.instances.items():
+        tile = tile_of(path)
+        if tile is None:
+            continue
+        d = tiles.setdefault(tile, dict.fromkeys(parts, 0.0) | {"data_by_block": {}})
+        for k in parts:
+            d[k] += inst[k]
+        leaf = inst["module"].split(".")
+        block = leaf[2] if len(leaf) > 2 else "tile"
+        d["data_by_block"][block] = d["data_by_block"].get(block, 0.0) + inst["data_pj"]
+    for path, s in b.sram_accesses.items():
+        tile = tile_of(path)
+        if tile:
+            d = tiles.setdefault(tile, dict.fromkeys(parts, 0.0) | {"data_by_block": {}})
+            d["sram_pj"] = d.get("sram_pj", 0.0) + s["pj"]
+    return {t: {k: ({kk: round(vv, 3) for kk, vv in v.items() if vv} if isinstance(v, dict)
+                    else round(v, 3)) for k, v in d.items()} for t, d in tiles.items()}
+
+
 def run_energy(bundle: dict, arch, tech: Tech | None = None, log=print) -> dict:
     """Run ``bundle`` on the gate-level model of ``arch``; returns the run's verdict (the
     gate-level netlist must reproduce the golden output in the predicted cycles) and the
@@ -147,30 +174,20 @@ def run_energy(bundle: dict, arch, tech: Tech | None = None, log=print) -> dict:
     sim_seconds = time.perf_counter() - t
     run_dir = Path(res["run_dir"])
     counts = parse_counts((run_dir / "sim.log").read_text())
+    # the raw counts of the last run, to re-price or inspect without re-simulating
+    (Path(model["build_dir"]).parent / "last_counts.json").write_text(json.dumps(counts))
     if res["passed"]:
         shutil.rmtree(run_dir, ignore_errors=True)
         res.pop("run_dir")
     if not counts["modules"]:
         raise EnergyError("the gate-level simulation printed no energy counts")
     b = energy(counts, model["infos"], tech, array_category)
-    tiles: dict[str, dict] = {}
-    for path, inst in b.instances.items():
-        tile = tile_of(path)
-        if tile is None:
-            continue
-        d = tiles.setdefault(tile, {"data_pj": 0.0, "clock_pj": 0.0, "hop_pj": 0.0})
-        for k in d:
-            d[k] += inst[k]
-    for path, s in b.sram_accesses.items():
-        tile = tile_of(path)
-        if tile:
-            tiles.setdefault(tile, {"data_pj": 0.0, "clock_pj": 0.0, "hop_pj": 0.0})
-            tiles[tile]["sram_pj"] = tiles[tile].get("sram_pj", 0.0) + s["pj"]
+    tiles = _by_tile(b)
     cats = {c: round(b.categories.get(c, 0.0), 3) for c in CATEGORIES}
     return {"passed": res["passed"], "failures": res["failures"], "match": res["match"],
             "cycles_measured": res["cycles_measured"], "window_cycles": b.cycles,
             "total_pj": round(b.total, 3), "categories_pj": cats,
-            "tiles": {k: {kk: round(vv, 3) for kk, vv in v.items()} for k, v in tiles.items()},
+            "tiles": tiles,
             "sram_accesses": b.sram_accesses, "technology": tech.name,
             "sram_scale": tech.sram_scale, "model_seconds": model["seconds"],
             "sim_seconds": round(sim_seconds, 1),

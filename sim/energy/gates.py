@@ -15,6 +15,9 @@ every clock cycle in which ``energy_en`` is 1, for the nets of the module
 * ``tfan``: toggles weighted by the number of gate, flip-flop and macro inputs of this module
   each net drives (its fan-out: input and wire capacitance),
 * ``thop``: toggles of the bits that leave a tile for a neighbour (one routing hop),
+* ``tin`` (modules inside a tile only): the part of ``tfan`` on nets that enter the tile from a
+  neighbour or the array (the load a neighbour's driver charges; :mod:`sim.energy.model` books it
+  as interconnect, not as the receiving tile's own switching),
 * ``cycles``: the clock cycles counted,
 
 and every SRAM macro counts its read and write accesses. A net's value is sampled once per clock
@@ -131,13 +134,14 @@ class ModuleInfo:
 
 class _Emitter:
     def __init__(self, netlist: dict, top: str, keep_names: set[str], hop_ports: dict[str, set],
-                 window: str | None):
+                 window: str | None, tiles: set[str] = frozenset()):
         self.mods = netlist["modules"]
         self.top = top
         self.keep = keep_names          # module names kept verbatim (top, hier-block tiles)
         self.hop_ports = hop_ports      # module -> port names whose bits are routing hops
         self.window = window            # top-level expression of energy_en, or None (port)
         self.names = {m: (m if m in keep_names else _ident(f"g_{m}")) for m in self.mods}
+        self.entering = _tile_inputs(netlist, top, set(tiles)) if tiles else {}
         self.info: dict[str, ModuleInfo] = {}
         self.init = {}          # (module, bit) -> initial value of a flip-flop's output
         for mod, m in self.mods.items():
@@ -206,7 +210,7 @@ class _Emitter:
         counted = sorted(b for b in decl if b not in clocks
                          and (fanout.get(b) or b in driven or b in hops))
         info.counted_nets = len(counted)
-        body += self.counters(mod, counted, fanout, driven, hops)
+        body += self.counters(mod, counted, fanout, driven, hops, self.entering.get(mod, set()))
         self.info[mod] = info
         head = f"module {self.names[mod]} (" + ", ".join(port_list) + ");"
         return "\n".join([head, *ports, *wires, *lines, *body, "endmodule", ""])
@@ -290,17 +294,20 @@ class _Emitter:
             port_list = list(pn.values()) + ["energy_clk", "energy_en"]
         return ports, port_list
 
-    def counters(self, mod, counted, fanout, driven, hops) -> list[str]:
-        out = ["  reg [47:0] e_tdrv = 0, e_tfan = 0, e_thop = 0, e_cyc = 0;"]
+    def counters(self, mod, counted, fanout, driven, hops, entering=frozenset()) -> list[str]:
+        """The counting logic of ``mod`` (``e_tin`` only when some input bits enter a tile)."""
+        tin = any(b in entering and fanout.get(b) for b in counted)
+        out = ["  reg [47:0] e_tdrv = 0, e_tfan = 0, e_thop = 0, e_cyc = 0"
+               + (", e_tin = 0;" if tin else ";")]
         groups: dict[str, list[int]] = defaultdict(list)
         for b in counted:
             if b in driven:
                 groups["drv"].append(b)
             if fanout.get(b):
-                groups[f"f{fanout[b]}"].append(b)
+                groups[f"{'x' if b in entering else 'f'}{fanout[b]}"].append(b)
             if b in hops:
                 groups["hop"].append(b)
-        terms = {"drv": [], "fan": [], "hop": []}
+        terms = {"drv": [], "fan": [], "hop": [], "in": []}
         for g, bits in groups.items():
             w = len(bits)
             out.append(f"  wire [{w - 1}:0] v_{g} = {self.vec(bits)};")
@@ -312,14 +319,20 @@ class _Emitter:
             elif g == "hop":
                 terms["hop"].append(pop)
             else:
-                terms["fan"].append(f"48'd{int(g[1:])} * {pop}")
+                term = f"48'd{int(g[1:])} * {pop}"
+                terms["fan"].append(term)
+                if g[0] == "x":
+                    terms["in"].append(term)
         upd = ["    e_cyc <= e_cyc + 48'd1;"]
-        for k, name in (("drv", "e_tdrv"), ("fan", "e_tfan"), ("hop", "e_thop")):
+        for k, name in (("drv", "e_tdrv"), ("fan", "e_tfan"), ("hop", "e_thop"),
+                        ("in", "e_tin")):
             if terms[k]:
                 upd.append(f"    {name} <= {name} + " + " + ".join(terms[k]) + ";")
+        fmt, args = ("%0d %0d %0d %0d", "e_tdrv, e_tfan, e_thop, e_cyc")
+        if tin:
+            fmt, args = fmt + " %0d", args + ", e_tin"
         out += ["  always @(posedge energy_clk) if (energy_en) begin", *upd, "  end",
-                f'  final $display("UBGEN_ENERGY %m {self.names[mod]} %0d %0d %0d %0d", '
-                "e_tdrv, e_tfan, e_thop, e_cyc);"]
+                f'  final $display("UBGEN_ENERGY %m {self.names[mod]} {fmt}", {args});']
         return out
 
     def macro(self, mod, cname, c, info, fanout, driven, clocks) -> list[str]:
@@ -377,16 +390,18 @@ class _Emitter:
 
 def emit_verilog(netlist: dict, top: str, out_dir: Path, *, files: dict[str, str] | None = None,
                  keep: set[str] = frozenset(), hop_ports: dict[str, set] | None = None,
-                 window: str | None = None) -> tuple[list[Path], dict[str, ModuleInfo]]:
+                 window: str | None = None, tiles: set[str] = frozenset()
+                 ) -> tuple[list[Path], dict[str, ModuleInfo]]:
     """Write the instrumented gate-level Verilog of ``netlist`` into ``out_dir``.
 
     ``keep``: module names written verbatim (the top and the tiles Verilator treats as
     hierarchical blocks); ``files``: module name -> file name for modules that get a file of
     their own (every module reachable only from it goes there too); ``hop_ports``: module ->
     output ports whose bits are routing hops; ``window``: a Verilog expression over the top's
-    nets (``n<bit>``) that is ``energy_en`` in the top (None: ``energy_en`` is a top port).
+    nets (``n<bit>``) that is ``energy_en`` in the top (None: ``energy_en`` is a top port);
+    ``tiles``: the tile modules, whose incoming nets' loads are counted apart (``tin``).
     Returns (files written, top last) and per-module :class:`ModuleInfo`."""
-    em = _Emitter(netlist, top, set(keep) | {top}, hop_ports or {}, window)
+    em = _Emitter(netlist, top, set(keep) | {top}, hop_ports or {}, window, tiles)
     files = dict(files or {})
     files.setdefault(top, f"{top}.v")
     owner = _owners(netlist, top, files)
@@ -403,6 +418,33 @@ def emit_verilog(netlist: dict, top: str, out_dir: Path, *, files: dict[str, str
         written.append(path)
     written.sort(key=lambda p: p.name == files[top])
     return written, {em.names[m]: i for m, i in em.info.items()}
+
+
+def _tile_inputs(netlist: dict, top: str, tiles: set[str]) -> dict[str, set[int]]:
+    """Per module: its input-port bits that carry a net entering a tile (``tiles``: the tile
+    modules) from outside it, in every instance of the module (a module also used outside a
+    tile, or fed from inside in another instance, keeps only the bits that enter in all)."""
+    mods = netlist["modules"]
+    entering: dict[str, set[int]] = {}
+
+    def inputs(mod):
+        return {b for p in mods[mod]["ports"].values() if p["direction"] == "input"
+                for b in p["bits"] if isinstance(b, int)}
+
+    def visit(mod, bits):
+        if mod in tiles:
+            bits = inputs(mod)
+        entering[mod] = bits if mod not in entering else entering[mod] & bits
+        for c in mods[mod]["cells"].values():
+            if c["type"].startswith("$"):
+                continue
+            ports = mods[c["type"]]["ports"]
+            child = {ports[p]["bits"][i] for p, bb in c["connections"].items()
+                     if ports[p]["direction"] == "input"
+                     for i, b in enumerate(bb) if b in bits and isinstance(b, int)}
+            visit(c["type"], {b for b in child if isinstance(b, int)})
+    visit(top, set())
+    return entering
 
 
 def _children(netlist, mod):
@@ -444,7 +486,8 @@ _LINE = re.compile(r"UBGEN_(ENERGY|SRAM) (\S+) (.*)$")
 
 def parse_counts(text: str) -> dict:
     """The ``UBGEN_ENERGY`` / ``UBGEN_SRAM`` lines of a simulation log:
-    ``{"modules": {path: {module, tdrv, tfan, thop, cycles}}, "srams": {path.mem: {...}}}``."""
+    ``{"modules": {path: {module, tdrv, tfan, thop, cycles, tin}}, "srams": {path.mem: {...}}}``
+    (``tin`` 0 where the module printed none)."""
     mods, srams = {}, {}
     for line in text.splitlines():
         mo = _LINE.search(line)
@@ -454,7 +497,8 @@ def parse_counts(text: str) -> dict:
         f = rest.split()
         if kind == "ENERGY":
             mods[path] = {"module": f[0], "tdrv": int(f[1]), "tfan": int(f[2]),
-                          "thop": int(f[3]), "cycles": int(f[4])}
+                          "thop": int(f[3]), "cycles": int(f[4]),
+                          "tin": int(f[5]) if len(f) > 5 else 0}
         else:
             srams[f"{path}.{f[0]}"] = {"kind": f[1], "depth": int(f[2]), "width": int(f[3]),
                                        "reads": int(f[4]), "writes": int(f[5])}

@@ -4,9 +4,13 @@
 
 Per module instance, with V the supply and the counts of the cycles in the energy window:
 
-* data energy  = 1/2 V^2 (tdrv C_out + tfan (C_in + C_wire) + thop C_hop): every toggle of a net
+* data energy  = 1/2 V^2 (tdrv C_out + (tfan - tin) (C_in + C_wire)): every toggle of a net
   charges or discharges its capacitance once (C V^2 drawn per rising edge, 1/2 C V^2 per toggle
   on average);
+* input load   = 1/2 V^2 tin (C_in + C_wire): the gate inputs a net entering a tile from a
+  neighbour drives inside the tile, and hop = 1/2 V^2 thop C_hop: both charged by the driver in
+  the neighbour, booked as interconnect (part ``"input"`` / ``"hop"``), not as the receiving
+  tile's own switching;
 * clock energy = flip-flops x cycles x (C_clock_pin + C_wire) V^2 (the clock node toggles twice
   per cycle);
 * SRAM energy  = reads x E_read + writes x E_write of the macro's kind and shape.
@@ -95,7 +99,7 @@ def energy(counts: dict, infos: dict, tech: Tech, category) -> Breakdown:
     """Energies of a run's counts (:func:`sim.energy.gates.parse_counts`). ``infos``: emitted
     module name -> :class:`~sim.energy.gates.ModuleInfo`; ``category(path, orig_module,
     part)`` names the category of a module instance's ``part`` (``"data"``, ``"hop"``,
-    ``"clock"`` or ``"sram"``)."""
+    ``"input"``, ``"clock"`` or ``"sram"``)."""
     half_v2 = 0.5 * tech.vdd ** 2 * 1e-3          # fF x V^2 -> pJ
     cats: dict[str, float] = {}
     insts: dict[str, dict] = {}
@@ -108,16 +112,22 @@ def energy(counts: dict, infos: dict, tech: Tech, category) -> Breakdown:
         info = infos.get(c["module"])
         if info is None:
             raise EnergyError(f"counts of an unknown module {c['module']} ({path})")
-        data = half_v2 * (c["tdrv"] * tech.c_out + c["tfan"] * (tech.c_in + tech.c_wire_fanout))
+        tin = c.get("tin", 0)
+        data = half_v2 * (c["tdrv"] * tech.c_out
+                          + (c["tfan"] - tin) * (tech.c_in + tech.c_wire_fanout))
+        load = half_v2 * tin * (tech.c_in + tech.c_wire_fanout)
         hop = half_v2 * c["thop"] * tech.c_hop
         clock = 2 * half_v2 * info.ffs * c["cycles"] * tech.c_clock
         cycles = max(cycles, c["cycles"])
         add(category(path, info.orig, "data"), data)
         if hop:
             add(category(path, info.orig, "hop"), hop)
+        if load:
+            add(category(path, info.orig, "input"), load)
         if clock:
             add(category(path, info.orig, "clock"), clock)
-        insts[path] = {"module": info.orig, "data_pj": data, "hop_pj": hop, "clock_pj": clock,
+        insts[path] = {"module": info.orig, "data_pj": data, "hop_pj": hop, "input_pj": load,
+                       "clock_pj": clock,
                        "ffs": info.ffs, **c}
     accesses = {}
     for path, s in counts["srams"].items():

@@ -15,8 +15,8 @@ __all__ = ["operations", "energy_record", "plot_breakdown", "HELP"]
 
 HELP = ("also measure the run's energy: the arch's cgra_top mapped to gates (Yosys) and run "
         "through the same host testbench with its switching counted (docs/energy.md). The "
-        "first run on an arch characterises it: Yosys synthesis (~10 min for cgra_4x4) and a "
-        "Verilator build of the gate-level model (30-60 min on a loaded 2-core machine), both "
+        "first run on an arch characterises it: Yosys synthesis (2-6 min for cgra_4x4) and a "
+        "Verilator build of the gate-level model (about an hour on a loaded 2-core machine), both "
         "cached; later runs add one gate-level simulation")
 
 
@@ -55,7 +55,8 @@ def plot_breakdown(records: list[dict], path: Path, per: str = "pixel") -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(max(4.0, 1.1 * len(records) + 2), 3.6))
-    labels = [f"{r['app']}\n{r['arch']}" for r in records]
+    labels = [f"{r['app']}" + "".join(f" {k}={v}" for k, v in (r.get("sizes") or {}).items())
+              + f"\n{r['arch']}" for r in records]
     bottom = [0.0] * len(records)
     for cat in CATEGORIES:
         vals = []
