@@ -31,16 +31,18 @@ def select_policy(deps: list[Dependence]) -> str:
 
 def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None,
              deps: list[Dependence] | None = None, policy: str | None = None,
-             delay: bool = True, early: frozenset[str] = frozenset()) -> Schedule:
+             delay: bool = True, early: frozenset[str] = frozenset(),
+             gap_scale: dict[str, int] | None = None) -> Schedule:
     """The optimized schedule of ``program`` (verified); ``delay``: producers then start as
     late as their consumers allow (:mod:`.delay`; ``False``: as early as possible; ``early``:
     ops that keep their earliest start)."""
-    return schedule_verified(program, poly, params, deps, policy, delay, early)[0]
+    return schedule_verified(program, poly, params, deps, policy, delay, early, gap_scale)[0]
 
 
 def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | None = None,
                       deps: list[Dependence] | None = None, policy: str | None = None,
-                      delay: bool = True, early: frozenset[str] = frozenset()
+                      delay: bool = True, early: frozenset[str] = frozenset(),
+                      gap_scale: dict[str, int] | None = None
                       ) -> tuple[Schedule, "VerifyReport"]:
     """The optimized schedule of ``program`` and the report of its verification: the first
     policy of the fallback chain whose schedule the verifier proves legal, with its producers
@@ -64,7 +66,10 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
             # §5.5.3 again, and rows padded to the fetch width (§5.5.2, Table 7.4 text);
             # dnn-db: the coarse-grained pipeline without loop perfection and flattening
             sched = schedule_dnn(program, poly, params, deps, pad=params.fetch_width,
-                                 sram_gap=2 * params.fetch_width, loop_opt=name == "dnn")
+                                 sram_gap=2 * params.fetch_width,
+                                 depth=params.tb_depth if params.compact_fetch else 0,
+                                 gap_scale=gap_scale, fetch_dims=params.fetch_dims,
+                                 loop_opt=name == "dnn")
         elif name == "hls":
             sched = schedule_hls(program, poly)
         else:
@@ -77,7 +82,8 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
         if failures:
             sched.info["fallback"] = failures
         if delay and name != "sequential":
-            delayed = delay_producers(program, poly, sched, deps, params, early=early)
+            delayed = delay_producers(program, poly, sched, deps, params, early=early,
+                                      gap_scale=gap_scale)
             if delayed is not sched:
                 sched, report = delayed, verify(poly, delayed, params, deps)
             # an accumulator's initialization next to its first update (:mod:`.init_place`),
