@@ -114,8 +114,16 @@ class CompileResult:
 
     def resources(self) -> dict[str, tuple[int, int]]:
         """``{resource: (needed, available)}`` on the arch: PE, MEM and IO tiles, GLB banks
-        (one per IO stream) and the words of the largest IO stream against a bank."""
-        return resources(self.netlist, self.arch)
+        (one per IO stream), the words of the largest IO stream against a bank, and the PE
+        input contexts the shared compute units need (:func:`context_need`)."""
+        return {**resources(self.netlist, self.arch), **self.context_resources()}
+
+    def context_resources(self) -> dict[str, tuple[int, int]]:
+        """The PE input contexts of the largest shared compute unit against the arch's
+        (``[array] pe_contexts``); empty without shared units."""
+        program = self.scheduled.program if self.scheduled else self.program
+        need = context_need(program)
+        return {"PE input contexts": (need, self.arch.array.pe_contexts)} if need > 1 else {}
 
     def fits(self) -> tuple[bool, str | None]:
         """Whether the netlist fits the arch, and if not, one line naming the resource."""
@@ -246,6 +254,13 @@ class FlowOptions:
     delay: bool = True                # producers as late as their consumers allow
     seed: int = 0                     # the app's inputs and the placer
     effort: float | None = None       # the annealer's effort (None: its default schedule)
+
+
+def context_need(program: Program) -> int:
+    """The most ops that share one compute unit (``Op.unit``): the input contexts its PEs need
+    (``compiler.backend.sharing``); 1 without sharing."""
+    from .backend.sharing import shared_units
+    return max((len(ops) for ops in shared_units(program).values()), default=1)
 
 
 def tile_capacity(arch: Arch) -> dict[str, int]:
@@ -520,6 +535,11 @@ def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None,
             else:
                 result = compile_app(app, arch, sizes, until="map", **options)
                 mapped = result
+            short = [f"needs {need} {res}, has {cap}"
+                     for res, (need, cap) in result.context_resources().items() if need > cap]
+            if short:       # tiling keeps the shared units: the next array
+                passed.append(f"{name}: {short[0]}")
+                continue
             result.run("netlist")
         except size_errors() as e:
             if not tile:
@@ -556,5 +576,5 @@ def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None,
 __all__ = ["CompileResult", "compile_app", "check_result", "DEFAULT_ARCH", "STAGES",
            "PUB_ARCH", "shipped_arrays", "compile_on_smallest", "ArchChoice",
            "FitError", "require_fit", "resources", "tile_capacity", "NetlistError",
-           "compile_fitting", "compile_tiled", "size_errors",
+           "context_need", "compile_fitting", "compile_tiled", "size_errors",
            "user_errors", "backend_figures"]

@@ -42,15 +42,16 @@ from .perfect_flatten import flatten, spine
 BIG = 1 << 40
 
 
-def pipeline_loops(program: Program) -> tuple[list[Loop], list]:
+def pipeline_loops(program: Program, loop_opt: bool = True) -> tuple[list[Loop], list]:
     """(coarse-grained pipeline loops outermost first, stage nodes). Loop perfection runs
     first (Algorithm 1 line 2): if the innermost collected loop is a perfectable spine
-    (Fig. 4.16a) it is one flattened stage rather than a pipeline of its children."""
+    (Fig. 4.16a) it is one flattened stage rather than a pipeline of its children
+    (``loop_opt`` False: never, the ablation of §4.3.4)."""
     loops, node = [], program
     while len(node.children) == 1 and isinstance(node.children[0], Loop):
         node = node.children[0]
         loops.append(node)
-    if loops and len(node.children) > 1 and spine(node) is not None:
+    if loop_opt and loops and len(node.children) > 1 and spine(node) is not None:
         return loops[:-1], [node]
     return loops, list(node.children)
 
@@ -158,11 +159,14 @@ def stage_row(node, program: Program, pad: int, depth: int = 0
 def stage_block(node, poly: PolyProgram, deps: list[Dependence],
                 program: Program | None = None, pad: int = 1,
                 served: set[tuple[str, int]] = frozenset(), sram_gap: int = 0,
-                depth: int = 0, gap_scale: dict[str, int] | None = None) -> Block:
+                depth: int = 0, gap_scale: dict[str, int] | None = None,
+                loop_opt: bool = True) -> Block:
     """Perfected+flattened schedule of one stage at the least II its recurrences allow, rows
     padded to the fetch width ``pad`` (:func:`stage_row`); recurrences through a memory-served
-    load (``served``: ``(consumer, slot)`` pairs) keep ``sram_gap`` writes (§5.5.3)."""
-    if isinstance(node, Op):
+    load (``served``: ``(consumer, slot)`` pairs) keep ``sram_gap`` writes (§5.5.3).
+    ``loop_opt`` False: the HLS schedule (innermost loops pipelined, every outer loop
+    iteration waits for the pipeline to drain), the ablation of §4.3.4 / Fig. 7.8."""
+    if isinstance(node, Op) or not loop_opt:
         return schedule_node(node, poly, pipelined=True)
     names = {o.name for o in stage_ops(node)}
     inner = [d for d in deps if d.producer in names and d.consumer in names]
@@ -257,15 +261,15 @@ def _tile_coeffs(tiles: list[Loop]) -> tuple[dict[str, int], int]:
 
 
 def _served_loads(program: Program, poly: PolyProgram, deps: list[Dependence], nodes, pad: int,
-                  tile_coeffs: dict[str, int], depths: list[int] | None = None
-                  ) -> set[tuple[str, int]]:
+                  tile_coeffs: dict[str, int], depths: list[int] | None = None,
+                  loop_opt: bool = True) -> set[tuple[str, int]]:
     """The loads a memory serves, from the (padded) stage schedules before any gap is applied
     (:func:`memory_served`; ``depths``: per stage, :func:`stage_depth`)."""
     plain: dict[str, OpSchedule] = {}
     for k, node in enumerate(nodes):
         depth = depths[k] if depths else 0
-        plain.update(_op_scheds(stage_block(node, poly, deps, program, pad, depth=depth), poly,
-                                {}, 0, 0))
+        plain.update(_op_scheds(stage_block(node, poly, deps, program, pad, depth=depth,
+                                            loop_opt=loop_opt), poly, {}, 0, 0))
     return memory_served(deps, {id(d): constant_tile_distance(d, plain, tile_coeffs, poly)
                                 for d in deps})
 
@@ -295,7 +299,8 @@ def _compact_reads(node, program: Program, pad: int, depth: int) -> set[str]:
 
 def _stages(program: Program, poly: PolyProgram, deps: list[Dependence], nodes, pad: int,
             served: set[tuple[str, int]], sram_gap: int, depths: list[int] | None = None,
-            gap_scale: dict[str, int] | None = None) -> list[Stage]:
+            gap_scale: dict[str, int] | None = None, loop_opt: bool = True
+            ) -> list[Stage]:
     """The pipeline stages with their blocks and resources. A buffer read by a compact fetch
     gets one more resource, its SRAM (capacity 1), taken by that reader and by every stage
     writing the buffer: the slack-free fetches leave no SRAM cycle for concurrent writes."""
@@ -306,7 +311,7 @@ def _stages(program: Program, poly: PolyProgram, deps: list[Dependence], nodes, 
     for k, node in enumerate(nodes):
         ops = stage_ops(node)
         blk = stage_block(node, poly, deps, program, pad, served, sram_gap, depths[k],
-                          gap_scale)
+                          gap_scale, loop_opt)
         group = (tuple(sorted(poly.ops[o.name].kernel for o in ops)), blk.latency,
                  tuple(poly.ops[o.name].bounds for o in ops[:1]))
         res = _resources(ops, program)
@@ -412,22 +417,25 @@ def _search_ii(problem: _ModuloProblem, stages: list[Stage], lower: int, upper: 
 def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = None,
                  deps: list[Dependence] | None = None, pad: int = 1,
                  sram_gap: int = 0, depth: int = 0, gap_scale: dict[str, int] | None = None,
-                 fetch_dims: int = 6) -> Schedule:
+                 fetch_dims: int = 6, loop_opt: bool = True) -> Schedule:
     """``pad``: the fetch width the rows of every stage are padded to (:mod:`.fetch_pad`;
     1: no padding). ``sram_gap``: producer writes kept between a write and a load that a memory
     serves (:func:`memory_served`; thesis §5.5.3: ``2 x FW``,
     :func:`.offsets.required_offset`). ``depth``: the transpose buffer's wide words; a read row
     the compact fetch of :func:`.fetch_pad.compact_fetch` serves is then not padded (0: every
     row padded, thesis §5.5.3) where the fetch controller's ``fetch_dims`` levels hold it
-    (:func:`stage_depth`). ``gap_scale``: see :func:`gap_cycles`."""
+    (:func:`stage_depth`). ``gap_scale``: see :func:`gap_cycles`. ``loop_opt`` False: the
+    stages without loop perfection and flattening (§4.3.4; the policy ``dnn-db``: double
+    buffering alone, Fig. 7.8)."""
     params = params or HwParams()
     deps = raw_dependences(poly) if deps is None else deps
-    tiles, nodes = pipeline_loops(program)
+    tiles, nodes = pipeline_loops(program, loop_opt)
     tile_coeffs, n_tiles = _tile_coeffs(tiles)
     depths = [stage_depth(node, depth, fetch_dims) for node in nodes]
-    served = (_served_loads(program, poly, deps, nodes, pad, tile_coeffs, depths) if sram_gap
-              else set())
-    stages = _stages(program, poly, deps, nodes, pad, served, sram_gap, depths, gap_scale)
+    served = (_served_loads(program, poly, deps, nodes, pad, tile_coeffs, depths, loop_opt)
+              if sram_gap else set())
+    stages = _stages(program, poly, deps, nodes, pad, served, sram_gap, depths, gap_scale,
+                     loop_opt)
     stage_of = {o: st for st in stages for o in st.ops}
     capacity = _capacity(stages, params)
     lower = _ii_lower_bound(stages, capacity)
@@ -458,7 +466,8 @@ def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = 
             "compact_fetch": depth, "gap_scale": dict(gap_scale or {}),
             "sram_exclusive": sorted({b for st in stages for k, b in st.resources
                                       if k == "sram"})}
-    return Schedule(program.name, "dnn", {o.name: scheds[o.name] for o in program.ops()}, info)
+    return Schedule(program.name, "dnn" if loop_opt else "dnn-db",
+                    {o.name: scheds[o.name] for o in program.ops()}, info)
 
 
 def _tile_deltas(d: Dependence, base: dict[str, OpSchedule], tile_coeffs: dict[str, int],

@@ -51,6 +51,19 @@ class ScheduleResult:
                 "compile_seconds": round(self.compile_seconds, 3)}
 
 
+def schedule_only(program: Program, params: HwParams | None = None, policy: str | None = None,
+                  balance: bool = True) -> tuple[Program, Schedule]:
+    """The optimized schedule alone (verified; no sequential baseline, liveness or unified
+    buffers), for schedule studies of programs too large to enumerate: the (balanced)
+    Program and its Schedule."""
+    params = params or HwParams()
+    if balance:
+        program = balance_program(program, Latency(params.pe_latency, params.mem_read_latency))
+    poly = extract(program, params)
+    opt, _report = schedule_verified(program, poly, params, raw_dependences(poly), policy)
+    return program, opt
+
+
 def schedule_program(program: Program, params: HwParams | None = None,
                      policy: str | None = None, balance: bool = True,
                      delay: bool = True, early: frozenset[str] = frozenset(),
