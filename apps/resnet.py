@@ -1,10 +1,13 @@
 """resnet: one ResNet 3x3 convolution layer with ReLU (thesis Table 7.1: 28x28 image,
 IC = OC = 16; paper Table III "layer using multi-channel convolution").
 
-Algorithm: ``output[k, x, y] = max(0, bias[k] + sum_{c, kx, ky} input[c, x+kx, y+ky] *
-weights[c, k, kx, ky])`` -- a valid 3x3 convolution over a 30x30 input (28x28 output), 16-bit
-signed arithmetic. Inputs are 4-bit activations (0..15, quantised ReLU outputs) and weights in
-[-7, 7], so the worst-case sum (16*9*15*7 = 15120) stays inside s16.
+Algorithm: ``output[k, x, y] = max(0, bias[k] + sum_{c, kx, ky} input[c, S*x+kx, S*y+ky] *
+weights[c, k, kx, ky])`` -- a valid ``ksize`` x ``ksize`` convolution with stride ``S``
+(``stride``; default a 3x3 over a 30x30 input, 28x28 output), 16-bit signed arithmetic. Inputs
+are 4-bit activations (0..15, quantised ReLU outputs) and weights in [-7, 7], so the worst-case
+sum of the default layer (16*9*15*7 = 15120) stays inside s16 (larger layers wrap at 16 bits,
+in the reference and on the array alike). ``ksize`` and ``stride`` give the other ResNet-18
+layers (:data:`RESNET18_LAYERS`, :func:`resnet18_layer`; thesis §7.3.2, Figs. 7.8/7.9).
 
 Loop nest (the structure of thesis Fig. 4.3, scaled to this layer): an outer tile loop ``ko``
 over blocks of ``oc_unroll`` output channels (Fig. 4.3's coarse-grained pipeline loop ``t``)
@@ -56,27 +59,29 @@ from compiler.frontend.loopnest import (add_op, lane_stage, mac_kernel, nest, pa
 from ._common import check_sizes, require, small_signed, small_unsigned, to_dtype, wrap
 
 SIZES = {"width": 28, "height": 28, "in_channels": 16, "out_channels": 16, "ic_unroll": 8,
-         "oc_unroll": 8, "io_lanes": 1}
+         "oc_unroll": 8, "io_lanes": 1, "ksize": 3, "stride": 1}
 KSIZE = 3
 ACT_MAX = 15
 WEIGHT_MAX = 7
 
 
 def build(width: int = 28, height: int = 28, in_channels: int = 16, out_channels: int = 16,
-          ic_unroll: int = 8, oc_unroll: int = 8, io_lanes: int = 1) -> Program:
+          ic_unroll: int = 8, oc_unroll: int = 8, io_lanes: int = 1, ksize: int = KSIZE,
+          stride: int = 1) -> Program:
     check_sizes("resnet", width=width, height=height, in_channels=in_channels,
-                out_channels=out_channels, ic_unroll=ic_unroll, oc_unroll=oc_unroll)
+                out_channels=out_channels, ic_unroll=ic_unroll, oc_unroll=oc_unroll,
+                ksize=ksize, stride=stride)
     require("resnet", in_channels % ic_unroll == 0 and out_channels % oc_unroll == 0,
             f"channels ({in_channels}, {out_channels}) must be multiples of the unroll factors "
             f"({ic_unroll}, {oc_unroll})")
-    ic, oc, icu, ocu = in_channels, out_channels, ic_unroll, oc_unroll
-    iw, ih = width + KSIZE - 1, height + KSIZE - 1
+    ic, oc, icu, ocu, K, S = in_channels, out_channels, ic_unroll, oc_unroll, ksize, stride
+    iw, ih = in_size(width, K, S), in_size(height, K, S)
     prog = Program("resnet")
     prog.add_input("input", (ic, iw, ih), s16)
-    prog.add_input("weights", (ic, oc, KSIZE, KSIZE), s16)
+    prog.add_input("weights", (ic, oc, K, K), s16)
     prog.add_input("bias", (oc,), s16)
     prog.add_buffer("in_mem", (ic, iw, ih), s16)
-    prog.add_buffer("w_mem", (ic, ocu, KSIZE, KSIZE), s16)
+    prog.add_buffer("w_mem", (ic, ocu, K, K), s16)
     prog.add_buffer("out_mem", (ocu, width, height), s16)
     prog.add_output("output", (oc, width, height), s16)
 
@@ -98,17 +103,18 @@ def build(width: int = 28, height: int = 28, in_channels: int = 16, out_channels
         loop, i = nest(ko, "load_input", ("y", ih), ("x", iw), ("c", ic))
         add_op(loop, "load_input", ("in_mem", i["c"], i["x"], i["y"]),
                [("input", i["c"], i["x"], i["y"])], pass_kernel("load_input_pass", s16))
-    loop, i = nest(ko, "load_weight", ("ky", KSIZE), ("kx", KSIZE), ("k", ocu), ("c", ic))
+    loop, i = nest(ko, "load_weight", ("ky", K), ("kx", K), ("k", ocu), ("c", ic))
     add_op(loop, "load_weight", ("w_mem", i["c"], i["k"], i["kx"], i["ky"]),
            [("weights", i["c"], kg + i["k"], i["kx"], i["ky"])],
            pass_kernel("load_weight_pass", s16))
 
-    loop, i = nest(ko, "conv", ("ci", ic // icu), ("ky", KSIZE), ("kx", KSIZE),
+    loop, i = nest(ko, "conv", ("ci", ic // icu), ("ky", K), ("kx", K),
                    ("y", height), ("x", width))
     mac = mac_kernel(f"mac{icu}_kernel", icu)
     c0 = i["ci"] * icu
     for k in range(ocu):
-        loads = [("in_mem", c0 + c, i["x"] + i["kx"], i["y"] + i["ky"]) for c in range(icu)]
+        loads = [("in_mem", c0 + c, S * i["x"] + i["kx"], S * i["y"] + i["ky"])
+                 for c in range(icu)]
         loads += [("w_mem", c0 + c, k, i["kx"], i["ky"]) for c in range(icu)]
         loads.append(("out_mem", k, i["x"], i["y"]))
         add_op(loop, f"conv_{k}", ("out_mem", k, i["x"], i["y"]), loads, mac)
@@ -126,32 +132,72 @@ def build(width: int = 28, height: int = 28, in_channels: int = 16, out_channels
     return prog.validate()
 
 
+# The eight distinct convolution layers of ResNet-18 (He, Zhang, Ren and Sun, "Deep Residual
+# Learning for Image Recognition", CVPR 2016, Table 1, the 18-layer column; thesis §7.3.2 maps
+# "all eight ResNet convolutional layers", each blocked 8 input x 8 output channels): name ->
+# (output width = height, input channels, output channels, kernel size, stride). conv2_x ..
+# conv5_x are a stage's 3x3 layers after its first one; conv3_1 .. conv5_1 halve the image.
+RESNET18_LAYERS = {
+    "conv1": (112, 3, 64, 7, 2),
+    "conv2_x": (56, 64, 64, 3, 1),
+    "conv3_1": (28, 64, 128, 3, 2),
+    "conv3_x": (28, 128, 128, 3, 1),
+    "conv4_1": (14, 128, 256, 3, 2),
+    "conv4_x": (14, 256, 256, 3, 1),
+    "conv5_1": (7, 256, 512, 3, 2),
+    "conv5_x": (7, 512, 512, 3, 1),
+}
+BLOCK = 8            # channels per block (thesis §7.3.2: 8 input x 8 output channels)
+
+
+def resnet18_layer(name: str, blocks: int = 2) -> dict:
+    """The sizes of ResNet-18 layer ``name`` (:data:`RESNET18_LAYERS`) for :func:`build`: its
+    image size, kernel and stride, blocked 8 x 8 (``ic_unroll = oc_unroll = 8``), with
+    ``blocks`` blocks of 8 channels each way (fewer when the layer has fewer channels; conv1's 3
+    input channels are one block, zero-padded to 8). The full layers repeat the same tile up to
+    64 x 64 times: their cycles overflow the controllers' 20-bit counters, and one tile's
+    pipeline already shows the schedule's occupancy."""
+    out, ic, oc, k, stride = RESNET18_LAYERS[name]
+    return {"width": out, "height": out, "ksize": k, "stride": stride,
+            "in_channels": BLOCK * max(1, min(blocks, ic // BLOCK)),
+            "out_channels": BLOCK * max(1, min(blocks, oc // BLOCK)),
+            "ic_unroll": BLOCK, "oc_unroll": BLOCK}
+
+
+def in_size(out: int, ksize: int = KSIZE, stride: int = 1) -> int:
+    """The input extent a valid ``ksize`` convolution with ``stride`` reads for ``out`` outputs
+    (a padded layer's input with its padding)."""
+    return (out - 1) * stride + ksize
+
+
 def make_inputs(seed: int = 0, width: int = 28, height: int = 28, in_channels: int = 16,
                 out_channels: int = 16, ic_unroll: int = 8, oc_unroll: int = 8,
-                io_lanes: int = 1):
-    iw, ih = width + KSIZE - 1, height + KSIZE - 1
+                io_lanes: int = 1, ksize: int = KSIZE, stride: int = 1):
+    iw, ih = in_size(width, ksize, stride), in_size(height, ksize, stride)
     return {"input": small_unsigned(seed, (in_channels, iw, ih), ACT_MAX),
-            "weights": small_signed(seed + 1, (in_channels, out_channels, KSIZE, KSIZE),
+            "weights": small_signed(seed + 1, (in_channels, out_channels, ksize, ksize),
                                     WEIGHT_MAX),
             "bias": small_signed(seed + 2, (out_channels,), 64)}
 
 
 def conv_reference(act: np.ndarray, weights: np.ndarray, bias: np.ndarray, width: int,
-                   height: int) -> np.ndarray:
-    """``bias[k] + sum input[c, x+kx, y+ky] * w[c, k, kx, ky]`` as int64, shape (OC, W, H)."""
+                   height: int, stride: int = 1) -> np.ndarray:
+    """``bias[k] + sum input[c, S*x+kx, S*y+ky] * w[c, k, kx, ky]`` as int64, shape
+    (OC, W, H)."""
     act = np.asarray(act, dtype=np.int64)
     w = np.asarray(weights, dtype=np.int64)
     out = np.broadcast_to(np.asarray(bias, dtype=np.int64)[:, None, None],
                           (w.shape[1], width, height)).copy()
     for kx in range(w.shape[2]):
         for ky in range(w.shape[3]):
-            out += np.einsum("cxy,ck->kxy", act[:, kx:kx + width, ky:ky + height], w[:, :, kx, ky])
+            win = act[:, kx:kx + stride * width:stride, ky:ky + stride * height:stride]
+            out += np.einsum("cxy,ck->kxy", win, w[:, :, kx, ky])
     return out
 
 
 def reference(inputs: dict, width: int = 28, height: int = 28, in_channels: int = 16,
               out_channels: int = 16, ic_unroll: int = 8, oc_unroll: int = 8,
-              io_lanes: int = 1):
-    acc = wrap(conv_reference(inputs["input"], inputs["weights"], inputs["bias"], width, height),
-               s16)
+              io_lanes: int = 1, ksize: int = KSIZE, stride: int = 1):
+    acc = wrap(conv_reference(inputs["input"], inputs["weights"], inputs["bias"], width, height,
+                              stride), s16)
     return {"output": to_dtype(np.maximum(acc, 0), s16)}

@@ -20,7 +20,11 @@ layer 2 its 3x3 window (``ky, kx``), outside the pixel loops; layer 3 needs one 
 8 output channels (``ko``) and takes its bias as the accumulator input.
 ``share=True`` is the compute-sharing variant of thesis Table 7.6/7.7: the k-th conv op of every
 layer names the unit ``conv_k`` (``Op.add_function(kernel, unit=...)``), so the three layers run
-sequentially on one set of ``unroll`` MAC units.
+sequentially on one set of ``unroll`` MAC units. ``bias_mem`` (default: as ``share``) copies the
+biases of the two accumulator initialisations into CGRA memories (``load_b1``, ``load_b2``, one
+stream each) instead of streaming each lane's bias from the global buffer at every pixel (two
+times ``unroll`` IO tiles; thesis Table 7.1's sizes need 43 IO tiles that way, the 16x32 array
+has 32).
 
 Channel lanes (``io_lanes``, default 1; the choice resnet takes from the reference flow's ResNet
 layer generator, apps/resnet.py): every per-channel stage that is not a convolution -- the input
@@ -45,7 +49,7 @@ from ._common import check_sizes, require, small_signed, small_unsigned, to_dtyp
 from .resnet import conv_reference
 
 SIZES = {"width": 30, "height": 30, "c_in": 64, "c_mid": 8, "c_out": 64, "unroll": 8,
-         "share": False, "io_lanes": 1}
+         "share": False, "io_lanes": 1, "bias_mem": None}
 ACT_MAX = 15
 WEIGHT_MAX = 7
 BIAS_MAX = 32
@@ -59,13 +63,15 @@ def _act_kernel() -> Kernel:
 
 def build(width: int = 30, height: int = 30, c_in: int = 64, c_mid: int = 8, c_out: int = 64,
           unroll: int = 8, share: bool = False,
-          io_lanes: int = 1) -> Program:
+          io_lanes: int = 1, bias_mem: int | None = None) -> Program:
     check_sizes("srcnn", width=width - 2, height=height - 2, c_in=c_in, c_mid=c_mid,
                 c_out=c_out, unroll=unroll)
     require("srcnn", c_mid == unroll and c_in % unroll == 0 and c_out % unroll == 0,
             f"c_mid={c_mid} must equal unroll={unroll}, and c_in={c_in}, c_out={c_out} must be "
             f"multiples of it")
-    net = _SRCNN(Program("srcnn"), width, height, c_in, c_mid, c_out, unroll, share, io_lanes)
+    on_chip = bool(share) if bias_mem is None else bool(bias_mem)
+    net = _SRCNN(Program("srcnn"), width, height, c_in, c_mid, c_out, unroll, share, io_lanes,
+                 on_chip)
     net.declare_buffers()
     net.load_inputs()
     net.layer1()
@@ -86,6 +92,7 @@ class _SRCNN:
     u: int                       # the unroll factor: parallel output channels per conv
     share: bool
     io_lanes: int
+    bias_mem: bool = False       # the accumulators' biases copied into CGRA memories
 
     def __post_init__(self):
         self.ow, self.oh = self.width - 2, self.height - 2
@@ -108,6 +115,9 @@ class _SRCNN:
                             ("l2", (c_mid, ow, oh)), ("a2", (c_mid, ow, oh)),
                             ("l3", (c_out, ow, oh))):
             prog.add_buffer(name, shape, s16)
+        if self.bias_mem:
+            for name in ("b1_mem", "b2_mem"):
+                prog.add_buffer(name, (c_mid,), s16)
         prog.add_output("output", (c_out, ow, oh), s16)
 
     def load_inputs(self) -> None:
@@ -124,6 +134,9 @@ class _SRCNN:
         self.copy("load_w2", "w2", "w2_mem", (("ky", 3), ("kx", 3), ("k", c_mid), ("c", c_mid)),
                   ("c", "k", "kx", "ky"))
         self.copy("load_w3", "w3", "w3_mem", (("k", c_out), ("c", c_mid)), ("c", "k"))
+        if self.bias_mem:
+            for b in ("b1", "b2"):
+                self.copy(f"load_{b}", b, f"{b}_mem", (("k", c_mid),), ("k",))
 
     def copy(self, stage, src, dst, dims, index) -> None:
         loop, i = nest(self.prog, stage, *dims)
@@ -135,7 +148,9 @@ class _SRCNN:
         return f"conv_{k}" if self.share else None
 
     def init(self, stage, dst, bias, w, h) -> None:
-        """Accumulator ``dst`` = its channel's bias, per lane or channel-innermost."""
+        """Accumulator ``dst`` = its channel's bias, per lane or channel-innermost; the bias
+        from its CGRA memory copy with ``bias_mem``."""
+        bias = f"{bias}_mem" if self.bias_mem else bias
         if self.io_lanes:
             loop, i = nest(self.prog, stage, ("y", h), ("x", w))
             for k in range(self.c_mid):
@@ -195,7 +210,7 @@ class _SRCNN:
 
 def make_inputs(seed: int = 0, width: int = 30, height: int = 30, c_in: int = 64,
                 c_mid: int = 8, c_out: int = 64, unroll: int = 8, share: bool = False,
-                io_lanes: int = 1):
+                io_lanes: int = 1, bias_mem: int | None = None):
     return {"input": small_unsigned(seed, (c_in, width, height), ACT_MAX),
             "w1": small_signed(seed + 1, (c_in, c_mid), WEIGHT_MAX),
             "b1": small_signed(seed + 2, (c_mid,), BIAS_MAX),
@@ -207,7 +222,7 @@ def make_inputs(seed: int = 0, width: int = 30, height: int = 30, c_in: int = 64
 
 def reference(inputs: dict, width: int = 30, height: int = 30, c_in: int = 64, c_mid: int = 8,
               c_out: int = 64, unroll: int = 8, share: bool = False,
-              io_lanes: int = 1):
+              io_lanes: int = 1, bias_mem: int | None = None):
     ow, oh = width - 2, height - 2
 
     def quantise(acc):

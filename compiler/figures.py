@@ -53,3 +53,17 @@ THESIS_7_2_ENERGY_ROWS = {"Buffet": (3.9, 84), "DP SRAM + PEs": (4.8, 70),
 THESIS_7_2_ENERGY = {**THESIS_7_2_ENERGY_ROWS,
                      "ratio": (THESIS_7_2_ENERGY_ROWS["4 Wide SP SRAM +AGG +TB +AGs (PUB)"][0]
                                / THESIS_7_2_ENERGY_ROWS["DP SRAM + AG"][0])}
+# thesis Table 7.6 (PEs without / with compute sharing) and Table 7.7 (memories without / with
+# sharing, and the extra memory tiles used as bank selection controllers)
+THESIS_7_6 = {"gpyr": (16, 6), "srcnn": (656, 182)}
+THESIS_7_7 = {"gpyr": (3, 12, 8), "srcnn": (48, 48, 24)}
+# thesis §7.3.1-7.3.2: Figures 7.6-7.9 are plots; their text gives these changes
+THESIS_FIG_TEXT = {
+    "7.6": "gpyr: sharing nearly doubles the PEs' temporal occupancy; latency about +40%",
+    "7.7": "SR-CNN: sharing improves the PEs' temporal occupancy by 40%; latency about 2x",
+    "7.8": "ResNet layers: occupancy rises with double buffering (DB), loop optimizations (LO) "
+           "add about 10% (more for the early layers), a quad-port single-fetch memory about "
+           "10% more than the 4-wide PUB",
+    "7.9": "ResNet layers: the PUB's two-in/two-out ports give about +50% occupancy over a "
+           "dual-port (1 read, 1 write) memory, except the first (7x7) layer",
+}

@@ -114,8 +114,16 @@ class CompileResult:
 
     def resources(self) -> dict[str, tuple[int, int]]:
         """``{resource: (needed, available)}`` on the arch: PE, MEM and IO tiles, GLB banks
-        (one per IO stream) and the words of the largest IO stream against a bank."""
-        return resources(self.netlist, self.arch)
+        (one per IO stream), the words of the largest IO stream against a bank, and the PE
+        input contexts the shared compute units need (:func:`context_need`)."""
+        return {**resources(self.netlist, self.arch), **self.context_resources()}
+
+    def context_resources(self) -> dict[str, tuple[int, int]]:
+        """The PE input contexts of the largest shared compute unit against the arch's
+        (``[array] pe_contexts``); empty without shared units."""
+        program = self.scheduled.program if self.scheduled else self.program
+        need = context_need(program)
+        return {"PE input contexts": (need, self.arch.array.pe_contexts)} if need > 1 else {}
 
     def fits(self) -> tuple[bool, str | None]:
         """Whether the netlist fits the arch, and if not, one line naming the resource."""
@@ -248,6 +256,13 @@ class FlowOptions:
     effort: float | None = None       # the annealer's effort (None: its default schedule)
 
 
+def context_need(program: Program) -> int:
+    """The most ops that share one compute unit (``Op.unit``): the input contexts its PEs need
+    (``compiler.backend.sharing``); 1 without sharing."""
+    from .backend.sharing import shared_units
+    return max((len(ops) for ops in shared_units(program).values()), default=1)
+
+
 def tile_capacity(arch: Arch) -> dict[str, int]:
     """PE, MEM and IO tiles of the array (docs/array.md "Layout")."""
     return arch.array.tile_counts()
@@ -288,32 +303,52 @@ def _levels(program: Program) -> dict[str, str]:
     return {b.name: b.level for b in program.buffers.values() if b.level}
 
 
+MAX_GAP_SCALE = 64          # the widest bank spread the §5.5.3 gap is stretched for
+
+
 def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None = None,
                   policy: str | None = None, balance: bool = True, params=None):
     """Map every unified buffer of ``scheduled`` (the memory levels the Program asks for).
-    When mapping refuses a buffer that ops delayed by :mod:`compiler.schedule.delay` (or
-    initializations placed by :mod:`compiler.schedule.init_place`) write or read, the program
-    is scheduled again (``params``, default: the arch's) with those ops where the scheduler put
-    them, until no refused buffer is touched by a moved op. Returns
-    ``(scheduled, impls, refused)``."""
+    When mapping refuses a buffer, the program is scheduled again (``params``, default: the
+    arch's) and mapped again, as long as something is left to change:
+
+    * a buffer that ops delayed by :mod:`compiler.schedule.delay` (or initializations placed
+      by :mod:`compiler.schedule.init_place`) write or read: those ops are put where the
+      scheduler put them;
+    * a read too soon after its write for the wide-fetch SRAM (``TooSoon``: a bank receives
+      one of every ``k`` of the producer's writes, so its wide words fill ``k`` times slower
+      than the scheduler's §5.5.3 gap assumed): the gap of the buffer's loads is doubled
+      (``gap_scale``, :func:`compiler.schedule.dnn.gap_cycles`), up to :data:`MAX_GAP_SCALE`.
+
+    Returns ``(scheduled, impls, refused)``."""
+    from .mapping.common import TooSoon
     from .mapping.map_buffer import map_buffers
     from .mapping.shift_register import DEFAULT_THRESHOLD
     from .ir.hw import HwParams
     from .schedule.report import schedule_program
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program))
+    errors: dict = {}
+    impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program), errors)
     early: set[str] = set()
+    scale: dict[str, int] = {}
     while refused:
         delayed = dict.fromkeys(scheduled.optimized.info.get("delayed") or {})
         delayed.update(dict.fromkeys(scheduled.optimized.info.get("init_placed") or ()))
         touch = {op.name for op in scheduled.program.ops() if op.name in delayed and (
             op.store.buffer in refused or any(ld.buffer in refused for ld in op.loads))}
-        if not touch - early:
+        soon = {b for b in refused if isinstance(errors.get(b), TooSoon)
+                and scale.get(b, 1) < MAX_GAP_SCALE}
+        if not touch - early and not soon:
             break
         early |= touch
+        for b in soon:
+            scale[b] = 2 * scale.get(b, 1)
         scheduled = schedule_program(program, params or HwParams.from_arch(arch), policy,
-                                     balance=balance, early=frozenset(early))
-        impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program))
+                                     balance=balance, early=frozenset(early),
+                                     gap_scale=dict(scale))
+        errors = {}
+        impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program),
+                                     errors)
     return scheduled, impls, refused
 
 
@@ -500,6 +535,11 @@ def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None,
             else:
                 result = compile_app(app, arch, sizes, until="map", **options)
                 mapped = result
+            short = [f"needs {need} {res}, has {cap}"
+                     for res, (need, cap) in result.context_resources().items() if need > cap]
+            if short:       # tiling keeps the shared units: the next array
+                passed.append(f"{name}: {short[0]}")
+                continue
             result.run("netlist")
         except size_errors() as e:
             if not tile:
@@ -536,5 +576,5 @@ def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None,
 __all__ = ["CompileResult", "compile_app", "check_result", "DEFAULT_ARCH", "STAGES",
            "PUB_ARCH", "shipped_arrays", "compile_on_smallest", "ArchChoice",
            "FitError", "require_fit", "resources", "tile_capacity", "NetlistError",
-           "compile_fitting", "compile_tiled", "size_errors",
+           "context_need", "compile_fitting", "compile_tiled", "size_errors",
            "user_errors", "backend_figures"]

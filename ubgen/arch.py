@@ -106,6 +106,8 @@ def load_arch(path: str | Path = "pub") -> Arch:
     if not _is_pow2(mem.rf_words) or mem.rf_words < 2:
         raise ArchError(f"{source}: mem.rf_words must be a power of two of at least 2, "
                         f"got {mem.rf_words}")
+    if mem.rf_contexts not in (1, 2):
+        raise ArchError(f"{source}: mem.rf_contexts must be 1 or 2, got {mem.rf_contexts}")
     from .mem.dp_spec import MEM_KINDS
     if mem.kind not in MEM_KINDS:
         raise ArchError(f"{source}: [mem] kind must be one of {', '.join(MEM_KINDS)}, "
@@ -120,6 +122,10 @@ def load_arch(path: str | Path = "pub") -> Arch:
     if array.switch_box not in ("wilton", "disjoint", "imran"):
         raise ArchError(f"{source}: [array] switch_box must be wilton, disjoint or imran, "
                         f"got {array.switch_box!r}")
+    from .pe.contexts import MAX_CONTEXTS
+    if array.pe_contexts > MAX_CONTEXTS:
+        raise ArchError(f"{source}: [array] pe_contexts must be at most {MAX_CONTEXTS}, "
+                        f"got {array.pe_contexts}")
     glb = _section(data, "glb", GLBParams, source)
     if not _is_pow2(glb.bank_words):
         raise ArchError(f"{source}: glb.bank_words must be a power of two, got {glb.bank_words}")

@@ -37,6 +37,9 @@ def tile_params(arch: Arch) -> dict:
     mem = asdict(arch.mem)
     params = {"pub": asdict(arch.pub), "mem": mem, "array": array,
               "glb_bank_words": arch.glb.bank_words, "area": asdict(arch.area)}
+    for part, key in ((array, "pe_contexts"), (mem, "rf_contexts")):
+        if part.get(key) == 1:      # no contexts: the tile measured before they existed
+            del part[key]
     if mem.get("kind") == "pub":    # the PUB MEM tile, measured before [mem] kind existed
         del mem["kind"]
     else:                           # a dual-port MEM tile is built from [dpbuf]

@@ -85,6 +85,7 @@ class MemParams:
     hierarchy (thesis §5.4), banks of at most the shift-register threshold (20 words, §5.1.2)
     held in registers of a memory tile instead of its SRAM."""
     rf_words: int = 32            # words of the register file (a power of two)
+    rf_contexts: int = 1          # controllers per register-file port (docs/mem_rf.md; 1 or 2)
     kind: str = "pub"             # pub | dp | dp-pe
 
     @property
@@ -117,6 +118,7 @@ class ArrayParams:
     switch_box: str = "wilton"    # wilton | disjoint | imran
     pipeline_registers: bool = True
     pe_output_register: bool = True
+    pe_contexts: int = 1          # input contexts of every PE tile (ubgen.pe.contexts; 1: none)
 
     def is_mem_column(self, col: int) -> bool:
         """Column ``col`` holds MEM tiles (every ``mem_period``-th column, paper Fig. 11)."""

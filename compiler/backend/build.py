@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from ubgen.arch import Arch, WORD_MASK, WORD_WIDTH
 from ubgen.controller import AffineMap, ControllerConfig, EncodeError, encode_controller
 from ubgen.io.spec import io_layouts
+from ubgen.mem.spec import RF_CONTEXT_INPUT
+from ubgen.pe.contexts import context_port, ctx_port
 from ubgen.pe.ops import PEOp
 from ubgen.pub import pub_layouts
 
@@ -50,10 +52,13 @@ from ..ir.ubimpl import UBImpl
 from ..ir.ubuf import UBPort, UnifiedBuffer
 from ..mapping.bank_select import split_port
 from ..mapping.common import Affine, MappingError, Stream, port_stream
-from ..mapping.registers import pack_register_files, rf_tile_registers
+from ..mapping.registers import (context_tile, context_tile_registers, pack_register_files,
+                                 rf_tile_registers)
 from .dp_build import add_dp_block
 from .kernel_map import KernelGraph, KNode, Operand, map_kernel
 from .netlist import GLBLayout, Netlist, NetlistError
+from .sharing import (SharedUnit, check_one_kernel, issue_controller, operand_banks,
+                      shared_units)
 from .sources import Alias, Source
 
 
@@ -64,6 +69,7 @@ class _Demand:
     port: str
     needed: int
     width: int = WORD_WIDTH
+    base: str | None = None      # a context source (ubgen.pe.contexts): the input it serves
 
 
 @dataclass
@@ -101,6 +107,9 @@ class NetlistBuilder:
             raise NetlistError(f"{arch.name}: [schedule] mem_read_latency must be 1")
         self.timers: list[tuple[str, int]] = []          # free (MEM node, tb2out port)
         self.n_timer_tiles = 0
+        self.shared: list[SharedUnit] = []
+        self.context_banks: set[tuple[str, str]] = set()     # (buffer, bank) in context tiles
+        self.issue_timers: dict[tuple, Source] = {}       # issue controller -> its valid_out
         self.phase_timers: dict[tuple, tuple] = {}      # pseudo-stream key -> controller
 
     # --- helpers --------------------------------------------------------------------------
@@ -153,11 +162,61 @@ class NetlistBuilder:
     # --- ops ----------------------------------------------------------------------------------
     def ops(self) -> None:
         cache: dict[int, KernelGraph] = {}
+
+        def graph(op) -> KernelGraph:
+            if id(op.kernel) not in cache:
+                cache[id(op.kernel)] = map_kernel(op.kernel, self.pe_latency)
+            return cache[id(op.kernel)]
+        units = shared_units(self.program)
+        sharing = {op.name for ops in units.values() for op in ops}
         for op in self.program.ops():
-            kg = cache.get(id(op.kernel))
-            if kg is None:
-                kg = cache[id(op.kernel)] = map_kernel(op.kernel, self.pe_latency)
-            self.op(op, kg)
+            if op.name not in sharing:
+                self.op(op, graph(op))
+        for unit, ops in units.items():
+            kg = check_one_kernel(unit, ops, [graph(op) for op in ops],
+                                  self.arch.array.pe_contexts, self.arch.name)
+            if kg.result.kind != "node":           # nothing computed: nothing to share
+                for op in ops:
+                    self.op(op, kg)
+                continue
+            self.shared_op(SharedUnit(unit, tuple(ops), kg))
+
+    def shared_op(self, su: SharedUnit) -> None:
+        """One kernel for every op of a shared unit (:mod:`.sharing`): op ``k`` reads its
+        loads through input context ``k``; every op's store comes from the root."""
+        kg, names = su.graph, [su.node(i) for i in range(len(su.graph.nodes))]
+        attrs = {"op": su.unit, "kernel": kg.name, "shared": [op.name for op in su.ops]}
+        for i, kn in enumerate(kg.nodes):
+            self.kernel_node(names[i], kn, {**attrs, "knode": i}, su.unit)
+            for port, opd in kn.inputs.items():
+                if opd.kind == "node":
+                    self.kernel_edge(kg, opd, names, names[i], kn, port)
+        for k, op in enumerate(su.ops):
+            sched = self.schedule.ops[op.name]
+            R = self.read_latency if op.loads else 0
+            if R + kg.depth > sched.latency:
+                raise NetlistError(f"op {op.name}: kernel {kg.name} needs {R + kg.depth} "
+                                   f"cycles, the schedule gives it {sched.latency}")
+            for i, kn in enumerate(kg.nodes):
+                for port, opd in kn.inputs.items():
+                    if opd.kind == "arg":
+                        width = 1 if port.startswith("bit") else WORD_WIDTH
+                        self.demands.append(_Demand(
+                            (op.loads[opd.value].buffer, f"{op.name}_ld{opd.value}"), names[i],
+                            context_port(port, k), R + kn.sample, width, port if k else None))
+            self.streams[(op.store.buffer, f"{op.name}_st")] = Source(
+                names[kg.result.value], "res", R + kg.depth - sched.latency)
+        self.shared.append(su)
+
+    def kernel_edge(self, kg: KernelGraph, opd: Operand, names: list[str], dst: str,
+                    kn: KNode, port: str) -> None:
+        """The edge from kernel node ``opd.value`` into ``dst.port``, timed by the nodes'
+        sample cycles."""
+        src = kg.nodes[opd.value]
+        width = 1 if port.startswith("bit") else WORD_WIDTH
+        lat = kn.sample - (src.sample + src.latency(self.pe_latency))
+        self.net.add_edge(names[opd.value], "res_p" if opd.bit else
+                          ("data_out0" if src.kind == "rom" else "res"), dst, port, lat, width)
 
     def op(self, op, kg: KernelGraph) -> None:
         sched = self.schedule.ops[op.name]
@@ -182,11 +241,7 @@ class NetlistBuilder:
                 if opd.kind == "arg":
                     self.demand(loads[opd.value], names[i], port, R + kn.sample, width)
                 elif opd.kind == "node":
-                    src = kg.nodes[opd.value]
-                    lat = kn.sample - (src.sample + src.latency(self.pe_latency))
-                    self.net.add_edge(names[opd.value], "res_p" if opd.bit else
-                                      ("data_out0" if src.kind == "rom" else "res"),
-                                      names[i], port, lat, width)
+                    self.kernel_edge(kg, opd, names, names[i], kn, port)
         store = (op.store.buffer, f"{op.name}_st")
         res = kg.result
         if res.kind == "node":
@@ -257,6 +312,7 @@ class NetlistBuilder:
 
     # --- buffers ------------------------------------------------------------------------
     def buffers_(self) -> None:
+        self.context_register_files()
         for name, ub in self.buffers.items():
             impl = self.impls.get(name)
             if impl is None:
@@ -312,10 +368,32 @@ class NetlistBuilder:
             self.timers += [(last, q) for q in range(self.arch.pub.output_ports)
                             if f"tb2out_{q}" not in used]
 
+    def context_register_files(self) -> None:
+        """The register-file banks a shared unit's ops read one operand from, one MEM tile
+        per operand when its ports have two contexts (:func:`.sharing.operand_banks`,
+        ``compiler.mapping.registers.context_tile``); every other bank is packed per buffer."""
+        for label, banks in operand_banks(self.shared, self.impls):
+            tile = context_tile(banks, self.arch.pub, self.arch.mem)
+            if tile is None:
+                continue
+            name = f"ctx_rf.{label}"
+            regs = context_tile_registers(tile, self.arch.pub, self.arch.mem)
+            words = sum(b.words for b in banks)
+            self.net.add_node(name, "mem", regs, label=f"register files {tile.name} ({words} "
+                              f"words, two contexts per port)", buffer=banks[0].buffer, op=None,
+                              banks=[f"{b.buffer}.{b.name}" for b in banks])
+            for bank, (q, _j), ws in zip(banks, tile.reads, tile.writes):
+                self.context_banks.add((bank.buffer, bank.name))
+                self.streams[(bank.buffer, bank.outputs[0])] = Source(name, f"data_out{q}", 0)
+                for src, (p, j) in zip(bank.inputs, ws):
+                    self.demand((bank.buffer, src), name,
+                                f"{RF_CONTEXT_INPUT}{p}" if j else f"data_in{p}", 0)
+
     def register_files(self, B: str, impl: UBImpl) -> None:
-        """The register files of buffer ``B``, packed into MEM tiles in register-file mode."""
-        for i, tile in enumerate(pack_register_files(impl.register_files, self.arch.pub,
-                                                     self.arch.mem)):
+        """The register files of buffer ``B`` not read by a shared unit through contexts
+        (:meth:`context_register_files`), packed into MEM tiles in register-file mode."""
+        banks = [b for b in impl.register_files if (B, b.name) not in self.context_banks]
+        for i, tile in enumerate(pack_register_files(banks, self.arch.pub, self.arch.mem)):
             self.register_file_tile(B, tile, f"{B}.rf{i}")
 
     def register_file_tile(self, B: str, tile, name: str) -> None:
@@ -435,7 +513,18 @@ class NetlistBuilder:
         except EncodeError as e:
             raise NetlistError(f"{what}: {e}") from None
         self.net.graph.nodes[node]["config"].update(regs)
+        self.net.graph.nodes[node].setdefault("generators", []).append(q)
         return Source(node, f"valid_out{q}", 0, 1)
+
+    def issue_timer(self, op) -> Source:
+        """The schedule generator of op ``op``'s issue cycles (one per distinct schedule:
+        the lanes of an unrolled shared unit share it)."""
+        cfg = issue_controller(self.schedule.ops[op.name])
+        key = (cfg.extents, cfg.schedule.start, cfg.schedule.strides)
+        if key not in self.issue_timers:
+            self.issue_timers[key] = self.spare_controller(
+                cfg, f"op {op.name}: context timer", None)
+        return self.issue_timers[key]
 
     def select(self, ub: UnifiedBuffer, sel) -> None:
         B = ub.name
@@ -462,14 +551,37 @@ class NetlistBuilder:
 
     # --- edges --------------------------------------------------------------------------------
     def connect(self) -> None:
-        for d in self.demands:
+        placed: dict[tuple[str, str], tuple[str, str, int]] = {}
+        for d in sorted(self.demands, key=lambda d: d.base is not None):
             src = self.resolve(d.stream)
             lat = 0 if src.offset is None else d.needed - src.offset
             if lat < 0:
                 raise NetlistError(f"{d.node}.{d.port} needs stream {d.stream[1]} of buffer "
                                    f"{d.stream[0]} {-lat} cycle(s) before {src.node} "
                                    f"produces it")
+            if d.base is not None and placed.get((d.node, d.base)) == (src.node, src.port, lat):
+                continue        # what context 0 reads: the connection box falls back to it
+            if d.base is not None and self.net.graph.nodes[d.node]["kind"] != "pe":
+                raise NetlistError(f"{d.node}: ops of a shared unit read different "
+                                   f"{d.base} operands, and only PEs have input contexts")
             self.net.add_edge(src.node, src.port, d.node, d.port, lat, d.width)
+            placed[(d.node, d.port)] = (src.node, src.port, lat)
+        self.context_bits()
+
+    def context_bits(self) -> None:
+        """``ctx<k>`` of every shared PE that reads a context-``k`` source: op ``k``'s issue
+        timer, delayed to the cycle the PE samples its operands."""
+        g = self.net.graph
+        for su in self.shared:
+            for k, op in enumerate(su.ops[1:], 1):
+                R = self.read_latency if op.loads else 0
+                for i, kn in enumerate(su.graph.nodes):
+                    node = su.node(i)
+                    if not any(p.endswith(f"_c{k}") for _u, _v, p in g.in_edges(node, keys=True)):
+                        continue
+                    t = self.issue_timer(op)
+                    self.net.add_edge(t.node, t.port, node, ctx_port(k), R + kn.sample - t.offset,
+                                      width=1)
 
     def build(self) -> Netlist:
         self.ops()

@@ -28,7 +28,8 @@ import numpy as np
 
 from ubgen.arch import Arch, WORD_MASK
 from ubgen.io.spec import GLB2F_LATENCY, io_layouts
-from ubgen.mem.spec import RF_ENABLE
+from ubgen.mem.spec import RF_CONTEXT_INPUT, RF_ENABLE
+from ubgen.pe.contexts import split_port
 from ubgen.pe.ops import PEOp, pe_reference, step_reset
 
 from ..ir.program import Program
@@ -114,20 +115,49 @@ class _PE(_Node):
         self.res, self.res_p = None, None
 
     def prepare(self) -> None:
-        """Each operand as ``(constant, None, 0)`` or ``(None, history, latency)``."""
-        self.operands = []
+        """Each operand as ``(constant, None, 0)`` or ``(None, history, latency)``; with input
+        contexts (``ubgen.pe.contexts``) one per context that has a source, and the ctx bits."""
+        self.operands, self.alternatives = [], []
         for p in _DATA + _BITS:
-            if p in self.consts:
-                self.operands.append((self.consts[p], None, 0))
-            elif p in self.inputs:
-                hist, lat = self.inputs[p]
-                self.operands.append((None, hist, lat))
-            else:
-                self.operands.append((0, None, 0))
+            self.operands.append(self.operand(p))
+            self.alternatives.append([(k, self.operand(q)) for q in self.context_inputs
+                                      if split_port(q)[0] == p
+                                      for k in [split_port(q)[1]]])
+        self.ctx = {int(q[3:]): src for q, src in self.inputs.items() if q.startswith("ctx")}
+        self.contexts = bool(self.ctx)
+        if not self.reg:
+            self.comb_inputs = tuple(self.inputs)
         self.sel = self.op is PEOp.SEL
 
+    @property
+    def context_inputs(self) -> list[str]:
+        return [q for q in self.inputs if split_port(q)[1] > 0]
+
+    def operand(self, p: str):
+        if p in self.consts and split_port(p)[1] == 0:
+            return (self.consts[p], None, 0)
+        if p in self.inputs:
+            hist, lat = self.inputs[p]
+            return (None, hist, lat)
+        return (0, None, 0)
+
+    def context_operands(self, c: int) -> list:
+        """The operands of cycle ``c``: each core input's context-0 source unless a context
+        bit picks one of its context sources (the lowest active context with a source)."""
+        bits = {k: c >= lat and bool(hist[c - lat]) for k, (hist, lat) in self.ctx.items()}
+        out = []
+        for i, p in enumerate(_DATA + _BITS):
+            chosen = self.operands[i]
+            if p not in self.consts:
+                for k, alt in sorted(self.alternatives[i]):
+                    if bits.get(k):
+                        chosen = alt
+                        break
+            out.append(chosen)
+        return out
+
     def compute(self, c: int):
-        ops = self.operands
+        ops = self.context_operands(c) if self.contexts else self.operands
         if self.sel:                            # only the selected operand matters
             k, h, lat = ops[3]
             b0 = k if h is None else (h[c - lat] if c >= lat else None)
@@ -263,7 +293,7 @@ class _ROM(_Node):
 class _RF(_Node):
     """A MEM tile in register-file mode (compiler.mapping.pub_model.RegisterFileTile): a read sees the
     writes of its own cycle, so its outputs depend on its ``data_in`` of the same cycle."""
-    comb_inputs = ("data_in0", "data_in1")
+    comb_inputs = ("data_in0", "data_in1", "chain_in0", "chain_in1")
 
     def __init__(self, name, data, sim):
         super().__init__(name, data, sim)
@@ -279,7 +309,8 @@ class _RF(_Node):
             return
         n = len(self.tile.conflicts)
         for (h, hv), v in zip(self.hists, self.tile.step(
-                c, [self.inp(f"data_in{p}", c) for p in range(self.p)])):
+                c, [self.inp(f"data_in{p}", c) for p in range(self.p)],
+                [self.inp(f"{RF_CONTEXT_INPUT}{p}", c) for p in range(self.p)])):
             if v is not False:
                 if h is not None:
                     h[c] = v

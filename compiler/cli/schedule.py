@@ -72,10 +72,13 @@ def add_schedule_subcommand(subparsers) -> None:
         "schedule", help="extract, schedule and verify an application; report cycles and SRAM",
         description="Extract the polyhedral program of APP, schedule it sequentially (baseline) "
         "and with the selected policy (stencil: fused II=1; dnn: coarse-grained modulo "
-        "schedule with double buffering), verify both with isl and report completion cycles "
+        "schedule with double buffering; dnn-db: the same without loop perfection and "
+        "flattening; hls: the stages one after another, innermost loops pipelined: the baselines "
+        "of thesis Fig. 7.8), verify both with isl and report completion cycles "
         "and live SRAM words per unified buffer (paper Tables VI/VII).")
     add_app_arguments(s, on_array=False)
-    s.add_argument("--policy", default="auto", choices=["auto", "stencil", "dnn", "sequential"],
+    s.add_argument("--policy", default="auto",
+                   choices=["auto", "stencil", "dnn", "dnn-db", "hls", "sequential"],
                    help="scheduling policy (default: auto, paper §V-B rule)")
     s.add_argument("--no-balance", action="store_true",
                    help="schedule the kernels as written, without tree-height reduction "

@@ -25,6 +25,15 @@ class MappingError(ValueError):
     """A buffer that cannot be mapped onto the physical memories (one-line, names the buffer)."""
 
 
+class SramConflict(MappingError):
+    """A memory block's streams find no single-port SRAM schedule without a conflict."""
+
+
+class TooSoon(MappingError):
+    """A read comes too soon after its write for the wide-fetch SRAM (thesis §5.5.3)."""
+
+
+
 def port_time(port: UBPort) -> isl.Map:
     """``{ instance -> [t] }``: the cycle at which the port accesses the buffer (a store's value
     lands ``latency`` cycles after its op's schedule)."""

@@ -31,7 +31,7 @@ from ..ir.ubuf import UnifiedBuffer
 from .bank_select import SpansBanks, split_by_writer
 from .banking import bank_buffer, choose_banking
 from .block_layout import layout_candidates
-from .common import MappingError, shifted_port
+from .common import MappingError, SramConflict, shifted_port
 from .dependence import constant_distances
 from .diagnose import order_hint
 from .hierarchy import host_level, select_level
@@ -96,7 +96,10 @@ def map_buffer(ub: UnifiedBuffer, arch: Arch | str,
     be mapped raises a one-line :class:`MappingError` starting ``buffer <name>:``."""
     try:
         try:
-            return _map_buffer(ub, _arch(arch), threshold, level)
+            try:
+                return _map_buffer(ub, _arch(arch), threshold, level)
+            except SramConflict as conflict:
+                return _bank_per_reader(ub, _arch(arch), threshold, level, conflict)
         except SpansBanks:
             # §5.1.4 first (ports reading the same stream share one select), then split the
             # remaining ports by writer (:mod:`.bank_select`)
@@ -119,6 +122,22 @@ def map_buffer(ub: UnifiedBuffer, arch: Arch | str,
         raise MappingError(f"buffer {ub.name}: {e}") from None
 
 
+def _bank_per_reader(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None,
+                     conflict: SramConflict) -> UBImpl:
+    """§5.2: readers of one block that need its single SRAM port in the same cycles (each
+    holding its TB word until the next fetch) get a bank each. When that does not map either,
+    the conflict is the buffer's error (what the retry ran into is a consequence of it)."""
+    try:
+        impl = _map_buffer(ub, arch, threshold, level, read_ports=1)
+    except SpansBanks:
+        raise
+    except MappingError:
+        raise conflict from None
+    impl.notes.append("one bank per reader: the readers' fetches conflict on one "
+                      "single-port SRAM (thesis §5.2)")
+    return impl
+
+
 def memory_ports(arch: Arch) -> tuple[int, int]:
     """``(write ports, read ports)`` of one memory of the arch's MEM tile (``[mem] kind``)."""
     if arch.mem.kind == "pub":
@@ -126,9 +145,11 @@ def memory_ports(arch: Arch) -> tuple[int, int]:
     return 1, 1
 
 
-def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None) -> UBImpl:
+def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None,
+                read_ports: int | None = None) -> UBImpl:
     """The passes of the module docstring on one buffer (the bank-select fallback is
-    :func:`map_buffer`'s)."""
+    :func:`map_buffer`'s); ``read_ports``: the concurrent readers a bank may have (default:
+    the PUB's output ports; 1 when two readers cannot share a PUB's SRAM)."""
     impl = UBImpl(ub.name, "GLB", [p.name for p in ub.inputs], [p.name for p in ub.outputs])
     if _served_by_glb(ub, impl, level):
         return impl
@@ -141,7 +162,8 @@ def _map_buffer(ub: UnifiedBuffer, arch: Arch, threshold: int, level: str | None
     followers = {s.follower for s in shares}
     leaders = [p for p in ub.outputs if p.name in rest and p.name not in followers]
     ports = memory_ports(arch)
-    banks, copies = _bank_leaders(ub, leaders, ports, impl) if leaders else ([], set())
+    bank_ports = (ports[0], read_ports or ports[1])
+    banks, copies = _bank_leaders(ub, leaders, bank_ports, impl) if leaders else ([], set())
     blocks = merge_banks(delay_banks + banks, ports[1], ports[0])
     _map_blocks(ub, blocks, copies, arch, threshold, level, impl)
     if accumulates_on_chip(ub):
@@ -263,16 +285,20 @@ def accumulates_on_chip(ub: UnifiedBuffer) -> bool:
 
 
 def map_buffers(buffers: dict[str, UnifiedBuffer], arch: Arch | str,
-                threshold: int = DEFAULT_THRESHOLD, levels: dict[str, str] | None = None
+                threshold: int = DEFAULT_THRESHOLD, levels: dict[str, str] | None = None,
+                errors: dict[str, MappingError] | None = None
                 ) -> tuple[dict[str, UBImpl], dict[str, str]]:
     """Map every unified buffer of an application. Returns the implementations and, for the
-    buffers the passes refuse, the one-line reason (:class:`MappingError`)."""
+    buffers the passes refuse, the one-line reason (:class:`MappingError`; ``errors``, when
+    given, receives the exceptions themselves)."""
     arch = _arch(arch)
     impls, refused = {}, {}
     for name, ub in buffers.items():
         try:
             impls[name] = map_buffer(ub, arch, threshold, (levels or {}).get(name))
         except MappingError as e:
+            if errors is not None:
+                errors[name] = e
             hint = order_hint(ub)
             refused[name] = f"{e} ({hint})" if hint else str(e)
     return impls, refused

@@ -198,25 +198,36 @@ class RegisterFileTile:
                 _, addrs = decode_arrays(regs, port.layout)
                 words = addrs[port.ag] & ((1 << port.addr_width) - 1)
                 for cyc, a in zip(cycles.tolist(), words.tolist()):      # the shorter one
-                    self.events[cyc].append((port.is_read, port.index, a))
+                    self.events[cyc].append((port.is_read, port.index, port.context, a))
             for ev in self.events.values():
-                ev.sort()                                  # writes first, by port number
+                ev.sort()                          # writes first, by port number and context
         self.state: dict[int, int | None] = {}
         self.conflicts: list[int] = []
 
-    def step(self, c: int, data_in: list[int | None]) -> list[int | None | bool]:
+    def step(self, c: int, data_in: list[int | None],
+             data_in_c1: list[int | None] = ()) -> list[int | None | bool]:
         """The writes and reads of cycle ``c``; per output port the word read (``False``
-        when the port does not fire)."""
+        when the port does not fire). A port's second context (``[mem] rf_contexts`` = 2)
+        writes ``data_in_c1`` (the tile's ``chain_in``); both contexts of one port in a cycle
+        are a conflict, the second context's access is the one made (as in the RTL)."""
         out: list = [False] * self.ports
+        ports = {}
+        for is_read, k, ctx, a in self.events.get(c, ()):
+            if (is_read, k) in ports:
+                self.conflicts.append(c)
+            ports[(is_read, k)] = (ctx, a)
         written = set()
-        for is_read, k, a in self.events.get(c, ()):
+        for (is_read, k), (ctx, a) in sorted(ports.items()):
+            if is_read:
+                continue
+            if a in written:
+                self.conflicts.append(c)
+            written.add(a)
+            data = data_in_c1 if ctx else data_in
+            self.state[a] = data[k] if k < len(data) else None
+        for (is_read, k), (ctx, a) in ports.items():
             if is_read:
                 out[k] = self.state.get(a)
-            else:
-                if a in written:
-                    self.conflicts.append(c)
-                written.add(a)
-                self.state[a] = data_in[k] if k < len(data_in) else None
         return out
 
 

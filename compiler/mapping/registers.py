@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ubgen.arch import MemParams, PUBParams
-from ubgen.controller import AffineMap, ControllerConfig, EncodeError
+from ubgen.controller import AffineMap, ControllerConfig, EncodeError, iterate
 from ubgen.mem.spec import encode_rf_ports, mem_regmap
 
 from ..ir.ubimpl import RegisterFile, RegisterWidthError
@@ -153,4 +153,78 @@ def rf_tile_registers(tile: RFTile, params: PUBParams, mem: MemParams) -> dict[s
         mem_regmap(params, mem).writes(regs)
     except ValueError as e:
         raise RegisterWidthError(f"buffer {buffer}: {e}") from None
+    return regs
+
+
+@dataclass
+class ContextRFTile:
+    """Register-file banks of different buffers in one MEM tile whose ports have two contexts
+    (``[mem] rf_contexts`` = 2, docs/mem_rf.md): ``reads[i]`` / ``writes[i]`` give, per bank,
+    the ``(port, context)`` of its reader and of each of its writers. Banks on one port are
+    accessed at disjoint cycles (:func:`context_tile`). The banks' words follow each other
+    (``bases``) as in :class:`RFTile`."""
+    banks: list[RegisterFile]
+    reads: list[tuple[int, int]]
+    writes: list[list[tuple[int, int]]]
+
+    @property
+    def name(self) -> str:
+        return "+".join(b.name for b in self.banks)
+
+    @property
+    def bases(self) -> list[int]:
+        return RFTile(self.banks).bases
+
+
+def _fires(cfg: ControllerConfig) -> set[int]:
+    return {c for c, _a in iterate(cfg)}
+
+
+def context_tile(banks: list[RegisterFile], params: PUBParams,
+                 mem: MemParams) -> ContextRFTile | None:
+    """The banks in one tile with two contexts per port, or None when they do not fit: more
+    words than the register file has, a bank with more than one reader, more accesses than
+    the ports have contexts, or two accesses on one port in one cycle. Readers take the read
+    contexts in bank order, port 0's first (so consecutive banks share an output), writers the
+    write contexts likewise."""
+    if mem.rf_contexts < 2 or sum(b.words for b in banks) > mem.rf_words \
+            or any(len(b.outputs) != 1 or not b.inputs for b in banks):
+        return None
+    read_slots = [(q, j) for q in range(params.output_ports) for j in range(mem.rf_contexts)]
+    write_slots = [(p, j) for p in range(params.input_ports) for j in range(mem.rf_contexts)]
+    n_writes = sum(len(b.inputs) for b in banks)
+    if len(banks) > len(read_slots) or n_writes > len(write_slots):
+        return None
+    reads = read_slots[:len(banks)]
+    writes, k = [], 0
+    for b in banks:
+        writes.append(write_slots[k:k + len(b.inputs)])
+        k += len(b.inputs)
+    for slots, cfgs in ((reads, [b.reads[0] for b in banks]),
+                        ([s for w in writes for s in w], [c for b in banks for c in b.writes])):
+        busy: dict[int, set[int]] = {}
+        for (port, _j), c in zip(slots, cfgs):
+            fires = _fires(c)
+            if busy.setdefault(port, set()) & fires:
+                return None
+            busy[port] |= fires
+    return ContextRFTile(list(banks), reads, writes)
+
+
+def context_tile_registers(tile: ContextRFTile, params: PUBParams,
+                           mem: MemParams) -> dict[str, int]:
+    """The MEM tile's register values for a :class:`ContextRFTile`: every access's affine form,
+    its address moved by the bank's base, on its port and context (``rf_read_<q>`` /
+    ``rf_read_<q>_c1``, ...), encoded by ``ubgen.mem.spec.encode_rf_ports``."""
+    cfgs = {}
+    name = lambda kind, port, j: f"{kind}_{port}" + (f"_c{j}" if j else "")   # noqa: E731
+    for bank, base, (q, j), ws in zip(tile.banks, tile.bases, tile.reads, tile.writes):
+        cfgs[name("rf_read", q, j)] = _based(bank.reads[0], base)
+        for (p, i), c in zip(ws, bank.writes):
+            cfgs[name("rf_write", p, i)] = _based(c, base)
+    try:
+        regs = encode_rf_ports(cfgs, params, mem)
+        mem_regmap(params, mem).writes(regs)
+    except (EncodeError, ValueError) as e:
+        raise RegisterWidthError(f"buffer {tile.banks[0].buffer}: {e}") from None
     return regs

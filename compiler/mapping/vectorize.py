@@ -48,7 +48,7 @@ from ubgen.controller import AffineMap, ControllerConfig, EncodeError, fit_level
 from ubgen.pub import pub_layouts
 from ubgen.pub.spec import agg_slacks
 
-from .common import Affine, MappingError
+from .common import Affine, MappingError, SramConflict, TooSoon
 
 
 @dataclass(frozen=True)
@@ -232,6 +232,79 @@ def read_configs(ws: WordStream, fw: int, tb_depth: int, slack: int = 0
     return sram2tb, tb2out
 
 
+def compact_read_configs(ws: WordStream, fw: int, tb_depth: int, slack: int = 0
+                         ) -> tuple[ControllerConfig, ControllerConfig] | None:
+    """``sram2tb`` and ``tb2out`` of a read whose rows are not padded (``None`` when the
+    stream is not such a read): the innermost dimension walks a row of ``E`` words with unit
+    stride, one read per cycle step, the next dimension starts the next row right after it,
+    and the row's ``F`` fetches take the two-level pattern of
+    :func:`compiler.schedule.fetch_pad.compact_fetch` (the scheduler left the row unpadded
+    because it exists). Each row's fetches start its own start lane earlier (an outer
+    dimension that moves the lane by ``g`` has its fetch stride ``g`` steps shorter, and the
+    scheduler gave it ``g`` steps more, :func:`compiler.schedule.fetch_pad.shift_gaps`); when
+    the rows' pitch is ``F`` words and ``groups x period = E``, the groups continue from row to
+    row in one dimension. The exact checks (:func:`unserved_reads`, :func:`late_reads`)
+    decide whether the configuration is used."""
+    from ..schedule.fetch_pad import compact_fetch, fetches_per_row
+    ws = ws.squeeze()
+    E, T, A = ws.extents, ws.time, ws.addr
+    if len(E) < 2 or A.strides[0] != 1 or any(r < 0 for r in A.strides):
+        return None
+    tv, lane0 = T.strides[0], A.start % fw
+    outer = range(1, len(E))
+    shift = lane0 + sum((A.strides[d] % fw) * (E[d] - 1) for d in outer)
+    pitch = A.strides[1] // fw if A.strides[1] % fw == 0 else None
+    if shift >= fw or T.strides[1] != E[0] * tv or pitch is None:
+        return None
+    f = fetches_per_row(E[0], shift, fw)
+    cf = compact_fetch(E[0], shift, fw, tb_depth, pitch)
+    if cf is None:
+        return None
+    start = T.start - tv * (lane0 + cf.lead + slack)
+    out_t = [T.strides[d] - tv * (A.strides[d] % fw) for d in outer]
+    out_a = [A.strides[d] // fw for d in outer]
+    if pitch == f and cf.period * cf.groups == E[0]:
+        ext = (cf.inner, cf.groups * E[1]) + E[2:]
+        times = (cf.step * tv, cf.period * tv) + tuple(out_t[1:])
+        words = (1, cf.inner) + tuple(out_a[1:])
+    else:
+        ext = (cf.inner, cf.groups) + E[1:]
+        times = (cf.step * tv, cf.period * tv) + tuple(out_t)
+        words = (1, cf.inner) + tuple(out_a)
+    w0 = A.start // fw
+    sram2tb = ControllerConfig(ext, AffineMap(start, times), {
+        "sram": AffineMap(w0, words),
+        "tb": AffineMap(w0 % tb_depth, tuple(w % tb_depth for w in words))})
+    tb_words = tb_depth * fw
+    tb2out = ControllerConfig(E, AffineMap(T.start, T.strides),
+                              {"tb": AffineMap(A.start % tb_words,
+                                               tuple(r % tb_words for r in A.strides))})
+    return sram2tb, tb2out
+
+
+def read_view(ws: WordStream, fw: int, tb_words: int) -> WordStream:
+    """The stream whose reads the checks enumerate: as the fetch plan strip-mines it
+    (:func:`plan_fetch`), or squeezed when no plain plan exists (a compact read,
+    :func:`compact_read_configs`). Both list the same reads in one consistent order."""
+    try:
+        return plan_fetch(ws.squeeze(), fw, tb_words)[0]
+    except MappingError:
+        return ws.squeeze()
+
+
+def read_variant(ws: WordStream, fw: int, tb_depth: int, slack: int, compact: bool
+                 ) -> tuple[ControllerConfig, ControllerConfig] | None:
+    """The read configuration to try at ``slack``: the fetch plan of §5.5.2
+    (:func:`read_configs`), or (``compact``) the compact fetch of an unpadded row
+    (:func:`compact_read_configs`); ``None`` when it does not exist."""
+    if compact:
+        return compact_read_configs(ws, fw, tb_depth, slack)
+    try:
+        return read_configs(ws, fw, tb_depth, slack)
+    except MappingError:
+        return None
+
+
 def unserved_reads(ws: WordStream, sram2tb: ControllerConfig, fw: int, tb_depth: int) -> int:
     """Exact TB check: the number of reads whose TB slot does not hold their wide word at the
     read cycle (the latest fetch into the slot visible by then, at fetch cycle + 2, must be of
@@ -243,7 +316,7 @@ def serving_fetch(ws: WordStream, sram2tb: ControllerConfig, fw: int, tb_depth: 
                   ) -> np.ndarray:
     """Per read (iteration order), the cycle of the fetch whose TB word it reads, or -1 when
     its slot holds another word at that cycle."""
-    ws, _plan = plan_fetch(ws, fw, tb_depth * fw)
+    ws = read_view(ws, fw, tb_depth * fw)
     t_r = enumerate_affine(ws.extents, ws.time)
     w_r = enumerate_affine(ws.extents, ws.addr) // fw
     s = sram2tb.addresses["sram"]
@@ -305,7 +378,7 @@ def late_reads(ins: list[WordStream], outs: list[WordStream], cfgs: dict, fw: in
     bad = 0
     for q, ws in enumerate(outs):
         f = serving_fetch(ws, cfgs[f"sram2tb_{q}"], fw, tb_depth)
-        ws2, _ = plan_fetch(ws.squeeze(), fw, tb_depth * fw)
+        ws2 = read_view(ws, fw, tb_depth * fw)
         t_r = enumerate_affine(ws2.extents, ws2.time)
         e_r = enumerate_affine(ws2.extents, ws2.element)
         k = np.searchsorted(key, e_r * big + t_r, side="right") - 1
@@ -345,7 +418,7 @@ def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, n
     cfgs = {n: ControllerConfig.disabled() for n in layouts}
     # candidates per stream: (slack, configs, SRAM cycles), smallest slack first
     wcands = _write_candidates(ins, pub, layouts, name, max_slack)
-    rcands = _read_candidates(outs, pub, name, max_slack)
+    rcands = _read_candidates(outs, pub, layouts, name, max_slack)
     combos = sorted(itertools.product(*[range(len(c)) for c in wcands]),
                     key=lambda ix: sum(wcands[p][i][0] for p, i in enumerate(ix)))
     late = False
@@ -372,17 +445,23 @@ def pub_configs(ins: list[WordStream], outs: list[WordStream], pub: PUBParams, n
                 return cfgs
             late = True
     if late:
-        raise MappingError(f"buffer {name}: some read comes too soon after its write for the "
+        raise TooSoon(f"buffer {name}: some read comes too soon after its write for the "
                            f"wide-fetch SRAM (AGG -> SRAM -> TB takes at least "
                            f"{fw + 3} cycles; thesis §5.5.3 asks the scheduler for 2 x FW), "
                            f"or its SRAM word is overwritten before it is fetched: keep the "
                            f"buffer in shift registers or registers (a larger --threshold, "
                            f"store_in('REG')) or let the consumer start later")
-    raise MappingError(f"buffer {name}: no conflict-free single-port SRAM schedule within "
+    raise SramConflict(f"buffer {name}: no conflict-free single-port SRAM schedule within "
                        f"{max_slack} cycles of slack: its writes and reads need more SRAM "
                        f"cycles than one single-port memory has; fewer ports on the buffer "
                        f"(a lower unroll) or one walking order for its writers and readers "
                        f"leave it free cycles")
+
+
+def _fits(cfg: ControllerConfig, layout) -> bool:
+    """Whether the controller ``layout``'s loop levels hold ``cfg`` (after
+    :func:`ubgen.controller.fit_levels` drops and fuses what it can)."""
+    return fit_levels(cfg, layout).dims <= layout.params.max_dims
 
 
 def _write_candidates(ins: list[WordStream], pub: PUBParams, layouts: dict, name: str,
@@ -411,21 +490,40 @@ def _write_candidates(ins: list[WordStream], pub: PUBParams, layouts: dict, name
     return wcands
 
 
-def _read_candidates(outs: list[WordStream], pub: PUBParams, name: str,
+def _read_candidates(outs: list[WordStream], pub: PUBParams, layouts: dict, name: str,
                      max_slack: int) -> list[list[tuple]]:
     """Per output stream, its ``(slack, (sram2tb, tb2out), SRAM read cycles)`` candidates that
-    keep the transpose buffer's words in time, smallest slack first (thesis §5.5.3)."""
+    keep the transpose buffer's words in time and whose fetch the ``sram2tb`` controller's
+    levels hold, smallest slack first (thesis §5.5.3)."""
     fw = pub.fetch_width
     rcands = []
-    for ws in outs:
-        lst = []
-        for slack in range(max_slack + 1):
-            s2t, t2o = read_configs(ws, fw, pub.tb_depth, slack)
-            cyc = fire_cycles(s2t)
-            if s2t.schedule.start < 0:
-                break                       # the fetch would precede cycle 0
-            if len(np.unique(cyc)) == len(cyc) and not unserved_reads(ws, s2t, fw, pub.tb_depth):
-                lst.append((slack, (s2t, t2o), cyc))
+    for q, ws in enumerate(outs):
+        if read_variant(ws, fw, pub.tb_depth, 0, False) is None \
+                and read_variant(ws, fw, pub.tb_depth, 0, True) is None:
+            plan_fetch(ws, fw, pub.tb_depth * fw)      # no plan at all: its one-line error
+        lst, deep = [], False
+        # the plain fetch first; the compact one only for a row the plain one cannot serve
+        for compact in (False, True):
+            for slack in range(max_slack + 1):
+                pair = read_variant(ws, fw, pub.tb_depth, slack, compact)
+                if pair is None:
+                    continue
+                s2t, t2o = pair
+                if s2t.schedule.start < 0:
+                    break                       # the fetch would precede cycle 0
+                cyc = fire_cycles(s2t)
+                if len(np.unique(cyc)) != len(cyc) or unserved_reads(ws, s2t, fw, pub.tb_depth):
+                    continue
+                if _fits(s2t, layouts[f"sram2tb_{q}"]):
+                    lst.append((slack, (s2t, t2o), cyc))
+                else:
+                    deep = True
+            if lst:
+                break
+        if not lst and deep:
+            raise MappingError(f"buffer {name}: the SRAM fetch of {ws.name} needs more loop "
+                               f"levels than the sram2tb_{q} controller has "
+                               f"({layouts[f'sram2tb_{q}'].params.max_dims})")
         if not lst:
             raise MappingError(f"buffer {name}: no SRAM fetch schedule for {ws.name} keeps its "
                                f"transpose-buffer words in time: read it in the order it is "

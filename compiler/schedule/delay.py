@@ -17,7 +17,10 @@ storage never moves upstream (delaying a consumer of ``denoised`` alone would ke
 
 Completion never changes: an op is delayed only up to its consumers, and an op without a
 consumer (one writing an output) keeps its start. Ops sharing a compute unit and the writers of
-an accumulator (initialization and updates interleave in its SRAM words) keep theirs too. The delayed schedule must pass the verifier
+an accumulator (initialization and updates interleave in its SRAM words) keep theirs too, and
+so do the writers of a buffer whose SRAM the DNN scheduler reserved for a compact fetch
+(``info["sram_exclusive"]``: a write moved into the reading stage would need a port cycle the
+fetches leave none of). The delayed schedule must pass the verifier
 (:func:`compiler.schedule.verify.verify`: dependences, compute units, ports); if it does not, only the
 input streams (ops reading nothing but GLB inputs, which cannot lengthen any on-chip lifetime)
 are delayed, each kept only if the verifier accepts it. The wide-fetch SRAM's port schedule is
@@ -39,12 +42,13 @@ from ..ir.hw import HwParams
 
 
 def slack(d: Dependence, prod: OpSchedule, cons: OpSchedule, program: Program, ctx,
-          served: set[tuple[str, int]], sram_gap: int, pad: int) -> int:
+          served: set[tuple[str, int]], sram_gap: int, pad: int,
+          gap_scale: dict[str, int] | None = None) -> int:
     """Cycles ``prod`` can move later and still meet ``d``: the value lands ``latency``
     cycles after issue; when a memory serves the load, the SRAM gap the schedulers keep plus
     as much again (the gap is what the wide-fetch SRAM needs at the least; the port schedule
     of buffer mapping needs room around it, thesis §5.5.3)."""
-    extra = 2 * gap_cycles(d, prod, program, sram_gap, pad) \
+    extra = 2 * gap_cycles(d, prod, program, sram_gap, pad, gap_scale) \
         if (d.consumer, d.slot) in served else 0
     return min_distance(d, prod, cons, ctx) - prod.latency - extra
 
@@ -58,7 +62,8 @@ def input_streams(program: Program) -> set[str]:
 
 def delays(program: Program, poly: PolyProgram, sched: Schedule, deps: list[Dependence],
            sram_gap: int = 0, pad: int = 1, only: set[str] | None = None,
-           early: frozenset[str] = frozenset()) -> dict[str, int]:
+           early: frozenset[str] = frozenset(), gap_scale: dict[str, int] | None = None
+           ) -> dict[str, int]:
     """The latest-start delay of every producer (``only``: restrict to these ops; ``early``:
     ops that keep their start). Returns ``{op: cycles}`` for the ops that move (> 0).
 
@@ -73,13 +78,15 @@ def delays(program: Program, poly: PolyProgram, sched: Schedule, deps: list[Depe
                 for d in inner}
     served = memory_served(inner, constant)
     room = {id(d): slack(d, ops[d.producer], ops[d.consumer], program, ctx, served, sram_gap,
-                         pad) for d in inner}
+                         pad, gap_scale) for d in inner}
     outgoing: dict[str, list[Dependence]] = {}
     producers: dict[str, set[str]] = {}
     for d in inner:
         outgoing.setdefault(d.producer, []).append(d)
         producers.setdefault(d.consumer, set()).add(d.producer)
-    fixed = _shared_units(program) | accumulator_writers(program) | set(early)
+    exclusive = set(sched.info.get("sram_exclusive", ()))
+    fixed = (_shared_units(program) | accumulator_writers(program) | set(early)
+             | {op.name for op in program.ops() if op.store.buffer in exclusive})
     order = topo_order(dependency_graph(poly, deps), poly)
     delta = {n: 0 for n in order}
     for name in reversed(order):
@@ -125,7 +132,8 @@ def shifted(sched: Schedule, delay: dict[str, int]) -> Schedule:
 def delay_producers(program: Program, poly: PolyProgram, sched: Schedule,
                     deps: list[Dependence], params: HwParams | None = None,
                     sram_gap: int | None = None, pad: int | None = None,
-                    early: frozenset[str] = frozenset()) -> Schedule:
+                    early: frozenset[str] = frozenset(),
+                    gap_scale: dict[str, int] | None = None) -> Schedule:
     """``sched`` with producers started as late as their consumers allow (module docstring),
     verified; ``sched`` itself when nothing can move. ``early``: ops that keep their start
     (the pipeline driver's answer to a buffer that mapping refuses under the delayed
@@ -134,7 +142,7 @@ def delay_producers(program: Program, poly: PolyProgram, sched: Schedule,
     params = params or HwParams()
     sram_gap = 2 * params.fetch_width if sram_gap is None else sram_gap
     pad = params.fetch_width if pad is None else pad
-    every = delays(program, poly, sched, deps, sram_gap, pad, early=early)
+    every = delays(program, poly, sched, deps, sram_gap, pad, early=early, gap_scale=gap_scale)
     if not every:
         return sched
     candidate = shifted(sched, every)
@@ -146,7 +154,7 @@ def delay_producers(program: Program, poly: PolyProgram, sched: Schedule,
     kept: dict[str, int] = {}
     streams = input_streams(program)
     for name, delta in delays(program, poly, sched, deps, sram_gap, pad, streams,
-                              early).items():
+                              early, gap_scale).items():
         trial = shifted(sched, dict(kept, **{name: delta}))
         try:
             verify(poly, trial, params, deps)

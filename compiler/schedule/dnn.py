@@ -33,7 +33,7 @@ from ..ir.poly import PolyProgram
 from ..ir.program import Loop, Op, Program
 from ..ir.schedule import OpSchedule, Schedule
 from ..poly.deps import Dependence, dependency_graph, raw_dependences, topo_order
-from .fetch_pad import padded_row, read_lead, stage_rows
+from .fetch_pad import compacted, padded_row, read_lead, shift_gaps, stage_rows
 from .hls import Block, schedule_node
 from .offsets import min_distance, write_interval
 from ..ir.hw import HwParams
@@ -42,15 +42,16 @@ from .perfect_flatten import flatten, spine
 BIG = 1 << 40
 
 
-def pipeline_loops(program: Program) -> tuple[list[Loop], list]:
+def pipeline_loops(program: Program, loop_opt: bool = True) -> tuple[list[Loop], list]:
     """(coarse-grained pipeline loops outermost first, stage nodes). Loop perfection runs
     first (Algorithm 1 line 2): if the innermost collected loop is a perfectable spine
-    (Fig. 4.16a) it is one flattened stage rather than a pipeline of its children."""
+    (Fig. 4.16a) it is one flattened stage rather than a pipeline of its children
+    (``loop_opt`` False: never, the ablation of §4.3.4)."""
     loops, node = [], program
     while len(node.children) == 1 and isinstance(node.children[0], Loop):
         node = node.children[0]
         loops.append(node)
-    if loops and len(node.children) > 1 and spine(node) is not None:
+    if loop_opt and loops and len(node.children) > 1 and spine(node) is not None:
         return loops[:-1], [node]
     return loops, list(node.children)
 
@@ -135,61 +136,77 @@ class MRT:
                                                      stage.latency))
 
 
-def stage_row(node, program: Program, pad: int) -> int | None:
+def stage_row(node, program: Program, pad: int, depth: int = 0
+              ) -> tuple[int | None, dict[str, int]]:
     """The padded innermost interval of a flattenable stage (:mod:`.fetch_pad`, thesis §5.5.3),
-    or ``None`` when nothing is padded (``pad <= 1``, no spine, or every row already fits)."""
+    or ``None`` when nothing is padded (``pad <= 1``, no spine, or every row already fits), and
+    the cycles per iteration the outer loops that move a compacted row's start lane need
+    (:func:`.fetch_pad.shift_gaps`; ``depth``: the TB's wide words, 0: no compaction)."""
     if pad <= 1 or isinstance(node, Op):
-        return None
+        return None, {}
     sp = spine(node)
     if sp is None:
-        return None
+        return None, {}
     inner = sp[0][-1]
     memory = {n for n, b in program.buffers.items() if b.kind not in ("input", "output")}
-    row = padded_row(stage_rows(stage_ops(node), inner, memory, pad), inner.extent, pad)
-    return row if row > inner.extent else None
+    shapes = {n: b.shape for n, b in program.buffers.items() if b.shape is not None}
+    rows = stage_rows(stage_ops(node), inner, memory, pad, shapes)
+    row = padded_row(rows, inner.extent, pad, depth)
+    gaps = shift_gaps(stage_ops(node), inner, rows, pad, depth) if depth else {}
+    return (row if row > inner.extent else None), gaps
 
 
 def stage_block(node, poly: PolyProgram, deps: list[Dependence],
                 program: Program | None = None, pad: int = 1,
-                served: set[tuple[str, int]] = frozenset(), sram_gap: int = 0) -> Block:
+                served: set[tuple[str, int]] = frozenset(), sram_gap: int = 0,
+                depth: int = 0, gap_scale: dict[str, int] | None = None,
+                loop_opt: bool = True) -> Block:
     """Perfected+flattened schedule of one stage at the least II its recurrences allow, rows
     padded to the fetch width ``pad`` (:func:`stage_row`); recurrences through a memory-served
-    load (``served``: ``(consumer, slot)`` pairs) keep ``sram_gap`` writes (§5.5.3)."""
-    if isinstance(node, Op):
+    load (``served``: ``(consumer, slot)`` pairs) keep ``sram_gap`` writes (§5.5.3).
+    ``loop_opt`` False: the HLS schedule (innermost loops pipelined, every outer loop
+    iteration waits for the pipeline to drain), the ablation of §4.3.4 / Fig. 7.8."""
+    if isinstance(node, Op) or not loop_opt:
         return schedule_node(node, poly, pipelined=True)
     names = {o.name for o in stage_ops(node)}
     inner = [d for d in deps if d.producer in names and d.consumer in names]
     max_lat = max(poly.ops[n].latency for n in names)
-    row = stage_row(node, program, pad) if program is not None else None
+    row, gaps = stage_row(node, program, pad, depth) if program is not None else (None, {})
     # the gap first; a recurrence too tight for any memory (an accumulation one iteration
     # apart) keeps the least II without it: buffer mapping then reports the load it cannot serve
     for gap in dict.fromkeys((sram_gap, 0)):
         for ii in range(1, max_lat + 2):
-            blk = flatten(node, poly, ii, row)
+            blk = flatten(node, poly, ii, row, gaps)
             if blk is None:
                 return schedule_node(node, poly, pipelined=True)
-            if _stage_ok(blk, poly, inner, served, gap, program, pad):
+            if _stage_ok(blk, poly, inner, served, gap, program, pad, gap_scale):
                 return blk
     return schedule_node(node, poly, pipelined=True)
 
 
 def gap_cycles(d: Dependence, prod: OpSchedule, program: Program, sram_gap: int,
-               pad: int) -> int:
+               pad: int, gap_scale: dict[str, int] | None = None) -> int:
     """Cycles a memory-served load keeps after its value lands: ``sram_gap`` producer writes
     (§5.5.3, :func:`.offsets.write_interval`) plus the lead of a misaligned row's fetches
-    (:func:`.fetch_pad.read_lead`)."""
+    (:func:`.fetch_pad.read_lead`). ``gap_scale[buffer]`` multiplies the writes: a bank of the
+    buffer receives one of every ``k`` writes (its wide words fill ``k`` times slower than the
+    producer writes; the pipeline driver sets it when buffer mapping finds a read too soon,
+    :func:`compiler.pipeline.map_scheduled`)."""
     if not sram_gap:
         return 0
-    return sram_gap * write_interval(prod) + read_lead(program.op(d.consumer), d.slot, pad)
+    scale = (gap_scale or {}).get(d.buffer, 1)
+    return (sram_gap * scale * write_interval(prod)
+            + read_lead(program.op(d.consumer), d.slot, pad))
 
 
 def _stage_ok(blk: Block, poly: PolyProgram, inner: list[Dependence],
               served: set[tuple[str, int]] = frozenset(), sram_gap: int = 0,
-              program: Program | None = None, pad: int = 1) -> bool:
+              program: Program | None = None, pad: int = 1,
+              gap_scale: dict[str, int] | None = None) -> bool:
     scheds = _op_scheds(blk, poly, {}, BIG, 0)
     for d in inner:
         p, c = scheds[d.producer], scheds[d.consumer]
-        extra = gap_cycles(d, p, program, sram_gap, pad) \
+        extra = gap_cycles(d, p, program, sram_gap, pad, gap_scale) \
             if (d.consumer, d.slot) in served and program is not None else 0
         if min_distance(d, p, c, poly.ctx) < p.latency + extra:
             return False
@@ -244,26 +261,64 @@ def _tile_coeffs(tiles: list[Loop]) -> tuple[dict[str, int], int]:
 
 
 def _served_loads(program: Program, poly: PolyProgram, deps: list[Dependence], nodes, pad: int,
-                  tile_coeffs: dict[str, int]) -> set[tuple[str, int]]:
+                  tile_coeffs: dict[str, int], depths: list[int] | None = None,
+                  loop_opt: bool = True) -> set[tuple[str, int]]:
     """The loads a memory serves, from the (padded) stage schedules before any gap is applied
-    (:func:`memory_served`)."""
+    (:func:`memory_served`; ``depths``: per stage, :func:`stage_depth`)."""
     plain: dict[str, OpSchedule] = {}
-    for node in nodes:
-        plain.update(_op_scheds(stage_block(node, poly, deps, program, pad), poly, {}, 0, 0))
+    for k, node in enumerate(nodes):
+        depth = depths[k] if depths else 0
+        plain.update(_op_scheds(stage_block(node, poly, deps, program, pad, depth=depth,
+                                            loop_opt=loop_opt), poly, {}, 0, 0))
     return memory_served(deps, {id(d): constant_tile_distance(d, plain, tile_coeffs, poly)
                                 for d in deps})
 
 
+def stage_depth(node, depth: int, fetch_dims: int) -> int:
+    """``depth`` when a compact fetch of the stage's reads fits the fetch controller, else 0
+    (its rows padded, thesis §5.5.3): the compact pattern takes two levels for the row's
+    fetches (:func:`.fetch_pad.compact_fetch`), one more than the padded fetch, unless its
+    groups continue from row to row in the buffer's layout (which mapping decides), so every
+    op of the stage keeps at most ``fetch_dims - 1`` loops of more than one iteration."""
+    if not depth or isinstance(node, Op):
+        return 0
+    levels = max((sum(lp.extent > 1 for lp in op.loops) for op in stage_ops(node)), default=0)
+    return depth if levels + 1 <= fetch_dims else 0
+
+
+def _compact_reads(node, program: Program, pad: int, depth: int) -> set[str]:
+    """Buffers a stage reads with a compact (unpadded, slack-free) fetch (:func:`.fetch_pad
+    .compacted`)."""
+    sp = spine(node) if depth and pad > 1 and not isinstance(node, Op) else None
+    if sp is None:
+        return set()
+    memory = {n for n, b in program.buffers.items() if b.kind not in ("input", "output")}
+    shapes = {n: b.shape for n, b in program.buffers.items() if b.shape is not None}
+    return compacted(stage_rows(stage_ops(node), sp[0][-1], memory, pad, shapes), pad, depth)
+
+
 def _stages(program: Program, poly: PolyProgram, deps: list[Dependence], nodes, pad: int,
-            served: set[tuple[str, int]], sram_gap: int) -> list[Stage]:
+            served: set[tuple[str, int]], sram_gap: int, depths: list[int] | None = None,
+            gap_scale: dict[str, int] | None = None, loop_opt: bool = True
+            ) -> list[Stage]:
+    """The pipeline stages with their blocks and resources. A buffer read by a compact fetch
+    gets one more resource, its SRAM (capacity 1), taken by that reader and by every stage
+    writing the buffer: the slack-free fetches leave no SRAM cycle for concurrent writes."""
     stages = []
+    depths = depths or [0] * len(nodes)
+    compact = {k: _compact_reads(node, program, pad, depths[k]) for k, node in enumerate(nodes)}
+    shared = set().union(*compact.values()) if compact else set()
     for k, node in enumerate(nodes):
         ops = stage_ops(node)
-        blk = stage_block(node, poly, deps, program, pad, served, sram_gap)
+        blk = stage_block(node, poly, deps, program, pad, served, sram_gap, depths[k],
+                          gap_scale, loop_opt)
         group = (tuple(sorted(poly.ops[o.name].kernel for o in ops)), blk.latency,
                  tuple(poly.ops[o.name].bounds for o in ops[:1]))
+        res = _resources(ops, program)
+        res += [("sram", b) for b in sorted(shared)
+                if b in compact[k] or any(o.store.buffer == b for o in ops)]
         stages.append(Stage(getattr(node, "name", f"stage{k}"), [o.name for o in ops], blk,
-                            _resources(ops, program), group))
+                            res, group))
     return stages
 
 
@@ -281,7 +336,7 @@ def _stage_order(graph, poly: PolyProgram, stage_of: dict[str, Stage]) -> list[S
 def _capacity(stages: list[Stage], params: HwParams) -> dict[tuple[str, str], int]:
     """Units of every resource of the reservation table: one compute unit, the memories'
     write and read ports."""
-    per_kind = {"unit": 1, "wr": params.write_ports, "rd": params.read_ports}
+    per_kind = {"unit": 1, "wr": params.write_ports, "rd": params.read_ports, "sram": 1}
     return {res: per_kind[res[0]] for st in stages for res in st.resources}
 
 
@@ -361,17 +416,26 @@ def _search_ii(problem: _ModuloProblem, stages: list[Stage], lower: int, upper: 
 
 def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = None,
                  deps: list[Dependence] | None = None, pad: int = 1,
-                 sram_gap: int = 0) -> Schedule:
+                 sram_gap: int = 0, depth: int = 0, gap_scale: dict[str, int] | None = None,
+                 fetch_dims: int = 6, loop_opt: bool = True) -> Schedule:
     """``pad``: the fetch width the rows of every stage are padded to (:mod:`.fetch_pad`;
     1: no padding). ``sram_gap``: producer writes kept between a write and a load that a memory
     serves (:func:`memory_served`; thesis §5.5.3: ``2 x FW``,
-    :func:`.offsets.required_offset`)."""
+    :func:`.offsets.required_offset`). ``depth``: the transpose buffer's wide words; a read row
+    the compact fetch of :func:`.fetch_pad.compact_fetch` serves is then not padded (0: every
+    row padded, thesis §5.5.3) where the fetch controller's ``fetch_dims`` levels hold it
+    (:func:`stage_depth`). ``gap_scale``: see :func:`gap_cycles`. ``loop_opt`` False: the
+    stages without loop perfection and flattening (§4.3.4; the policy ``dnn-db``: double
+    buffering alone, Fig. 7.8)."""
     params = params or HwParams()
     deps = raw_dependences(poly) if deps is None else deps
-    tiles, nodes = pipeline_loops(program)
+    tiles, nodes = pipeline_loops(program, loop_opt)
     tile_coeffs, n_tiles = _tile_coeffs(tiles)
-    served = _served_loads(program, poly, deps, nodes, pad, tile_coeffs) if sram_gap else set()
-    stages = _stages(program, poly, deps, nodes, pad, served, sram_gap)
+    depths = [stage_depth(node, depth, fetch_dims) for node in nodes]
+    served = (_served_loads(program, poly, deps, nodes, pad, tile_coeffs, depths, loop_opt)
+              if sram_gap else set())
+    stages = _stages(program, poly, deps, nodes, pad, served, sram_gap, depths, gap_scale,
+                     loop_opt)
     stage_of = {o: st for st in stages for o in st.ops}
     capacity = _capacity(stages, params)
     lower = _ii_lower_bound(stages, capacity)
@@ -385,7 +449,7 @@ def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = 
         capacity, tile_coeffs,
         {id(d): tile_distances(d, base, tile_coeffs, poly)
          for d in deps if stage_of[d.producer] is not stage_of[d.consumer]},
-        {id(d): gap_cycles(d, base[d.producer], program, sram_gap, pad)
+        {id(d): gap_cycles(d, base[d.producer], program, sram_gap, pad, gap_scale)
          for d in deps if (d.consumer, d.slot) in served})
     # the tile II is a multiple of the fetch width (§5.5.3: the padding "was done in the II
     # calculation"), so every tile meets the wide words at the same SRAM phase
@@ -398,8 +462,12 @@ def schedule_dnn(program: Program, poly: PolyProgram, params: HwParams | None = 
             "ii_lower_bound": lower if n_tiles > 1 else None, "tiles": n_tiles,
             "pipeline_loops": [lp.name for lp in tiles],
             "stages": [st.to_dict() for st in stages], "fetch_padding": pad,
-            "sram_gap": sram_gap, "memory_served": sorted(f"{c}:{k}" for c, k in served)}
-    return Schedule(program.name, "dnn", {o.name: scheds[o.name] for o in program.ops()}, info)
+            "sram_gap": sram_gap, "memory_served": sorted(f"{c}:{k}" for c, k in served),
+            "compact_fetch": depth, "gap_scale": dict(gap_scale or {}),
+            "sram_exclusive": sorted({b for st in stages for k, b in st.resources
+                                      if k == "sram"})}
+    return Schedule(program.name, "dnn" if loop_opt else "dnn-db",
+                    {o.name: scheds[o.name] for o in program.ops()}, info)
 
 
 def _tile_deltas(d: Dependence, base: dict[str, OpSchedule], tile_coeffs: dict[str, int],

@@ -40,12 +40,15 @@ def spine(node) -> tuple[list[Loop], list[tuple[Op, int, str]]] | None:
     return loops, ops + after
 
 
-def flatten(node, poly: PolyProgram, ii: int = 1, row: int | None = None) -> Block | None:
+def flatten(node, poly: PolyProgram, ii: int = 1, row: int | None = None,
+            gaps: dict[str, int] | None = None) -> Block | None:
     """Perfect and flatten the subtree ``node`` (a Loop); None if it is not a spine.
 
     ``row``: the innermost loop's interval in iterations when it is padded beyond its extent
     (the wide-fetch cycle padding of :mod:`.fetch_pad`); the outer strides count ``row``
-    instead of the innermost extent, so each row starts ``ii * row`` cycles after the last."""
+    instead of the innermost extent, so each row starts ``ii * row`` cycles after the last.
+    ``gaps``: iterations added per iteration of the named loops (:func:`.fetch_pad
+    .shift_gaps`): a loop's stride is its body's iterations plus its gap."""
     if isinstance(node, Op) or not isinstance(node, Loop):
         return None
     sp = spine(node)
@@ -55,12 +58,9 @@ def flatten(node, poly: PolyProgram, ii: int = 1, row: int | None = None) -> Blo
     extents = [lp.extent for lp in loops]
     if row is not None:
         extents[-1] = max(extents[-1], row)
-    strides = []
-    for k in range(len(loops)):
-        s = 1
-        for e in extents[k + 1:]:
-            s *= e
-        strides.append(s)
+    strides = [1] * len(loops)
+    for k in reversed(range(len(loops) - 1)):
+        strides[k] = strides[k + 1] * extents[k + 1] + (gaps or {}).get(loops[k].name, 0)
     delays = chain_delays([o for o, _, _ in ops], poly)
     out = Block()
     end = 0

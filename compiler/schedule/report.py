@@ -51,15 +51,29 @@ class ScheduleResult:
                 "compile_seconds": round(self.compile_seconds, 3)}
 
 
+def schedule_only(program: Program, params: HwParams | None = None, policy: str | None = None,
+                  balance: bool = True) -> tuple[Program, Schedule]:
+    """The optimized schedule alone (verified; no sequential baseline, liveness or unified
+    buffers), for schedule studies of programs too large to enumerate: the (balanced)
+    Program and its Schedule."""
+    params = params or HwParams()
+    if balance:
+        program = balance_program(program, Latency(params.pe_latency, params.mem_read_latency))
+    poly = extract(program, params)
+    opt, _report = schedule_verified(program, poly, params, raw_dependences(poly), policy)
+    return program, opt
+
+
 def schedule_program(program: Program, params: HwParams | None = None,
                      policy: str | None = None, balance: bool = True,
-                     delay: bool = True, early: frozenset[str] = frozenset()
-                     ) -> ScheduleResult:
+                     delay: bool = True, early: frozenset[str] = frozenset(),
+                     gap_scale: dict[str, int] | None = None) -> ScheduleResult:
     """Remove dead code (:mod:`compiler.passes.dead_code`: ops whose values nothing reads;
     ``optimized.info["dead_code"]`` names them), reduce the kernels' tree height
     (``balance=False`` skips it: the kernels as written), extract, schedule (sequential
-    baseline and optimized; ``delay=False``: producers as early as possible, :mod:`.delay`),
-    verify both, compute liveness."""
+    baseline and optimized; ``delay=False``: producers as early as possible, :mod:`.delay`;
+    ``gap_scale``: per buffer, a multiple of the DNN scheduler's SRAM gap), verify both,
+    compute liveness."""
     params = params or HwParams()
     t0 = time.perf_counter()
     dead = eliminate_dead_code(program)
@@ -70,7 +84,8 @@ def schedule_program(program: Program, params: HwParams | None = None,
     deps = raw_dependences(poly)
     seq = schedule_sequential(program, poly)
     verify(poly, seq, params, deps, check_width=False)
-    opt, report = schedule_verified(program, poly, params, deps, policy, delay, frozenset(early))
+    opt, report = schedule_verified(program, poly, params, deps, policy, delay, frozenset(early),
+                                    gap_scale)
     if dead.removed:
         opt.info["dead_code"] = dead.removed
     live_opt = buffer_liveness(program, opt, seq)

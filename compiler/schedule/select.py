@@ -18,7 +18,7 @@ from .delay import delay_producers
 from .init_place import place_inits
 from .dnn import pipeline_loops, schedule_dnn
 from ..ir.hw import HwParams
-from .sequential import schedule_sequential
+from .sequential import schedule_hls, schedule_sequential
 from .sharing import share_units
 from .stencil import schedule_stencil
 from .storage import storage_copies
@@ -31,16 +31,18 @@ def select_policy(deps: list[Dependence]) -> str:
 
 def schedule(program: Program, poly: PolyProgram, params: HwParams | None = None,
              deps: list[Dependence] | None = None, policy: str | None = None,
-             delay: bool = True, early: frozenset[str] = frozenset()) -> Schedule:
+             delay: bool = True, early: frozenset[str] = frozenset(),
+             gap_scale: dict[str, int] | None = None) -> Schedule:
     """The optimized schedule of ``program`` (verified); ``delay``: producers then start as
     late as their consumers allow (:mod:`.delay`; ``False``: as early as possible; ``early``:
     ops that keep their earliest start)."""
-    return schedule_verified(program, poly, params, deps, policy, delay, early)[0]
+    return schedule_verified(program, poly, params, deps, policy, delay, early, gap_scale)[0]
 
 
 def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | None = None,
                       deps: list[Dependence] | None = None, policy: str | None = None,
-                      delay: bool = True, early: frozenset[str] = frozenset()
+                      delay: bool = True, early: frozenset[str] = frozenset(),
+                      gap_scale: dict[str, int] | None = None
                       ) -> tuple[Schedule, "VerifyReport"]:
     """The optimized schedule of ``program`` and the report of its verification: the first
     policy of the fallback chain whose schedule the verifier proves legal, with its producers
@@ -52,6 +54,7 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
     deps = raw_dependences(poly) if deps is None else deps
     first = policy or select_policy(deps)
     chain = {"stencil": ["stencil", "dnn", "sequential"], "dnn": ["dnn", "sequential"],
+             "dnn-db": ["dnn-db", "sequential"], "hls": ["hls", "sequential"],
              "sequential": ["sequential"]}[first]
     failures = []
     for name in chain:
@@ -59,10 +62,16 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
             # thesis §5.5.3: 2 x FW writes between a write and a read served by the SRAM
             sched = share_units(program, poly, schedule_stencil(
                 program, poly, deps, params.fetch_width, sram_gap=2 * params.fetch_width), deps)
-        elif name == "dnn":
-            # §5.5.3 again, and rows padded to the fetch width (§5.5.2, Table 7.4 text)
+        elif name in ("dnn", "dnn-db"):
+            # §5.5.3 again, and rows padded to the fetch width (§5.5.2, Table 7.4 text);
+            # dnn-db: the coarse-grained pipeline without loop perfection and flattening
             sched = schedule_dnn(program, poly, params, deps, pad=params.fetch_width,
-                                 sram_gap=2 * params.fetch_width)
+                                 sram_gap=2 * params.fetch_width,
+                                 depth=params.tb_depth if params.compact_fetch else 0,
+                                 gap_scale=gap_scale, fetch_dims=params.fetch_dims,
+                                 loop_opt=name == "dnn")
+        elif name == "hls":
+            sched = schedule_hls(program, poly)
         else:
             sched = schedule_sequential(program, poly)
         try:
@@ -73,7 +82,8 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
         if failures:
             sched.info["fallback"] = failures
         if delay and name != "sequential":
-            delayed = delay_producers(program, poly, sched, deps, params, early=early)
+            delayed = delay_producers(program, poly, sched, deps, params, early=early,
+                                      gap_scale=gap_scale)
             if delayed is not sched:
                 sched, report = delayed, verify(poly, delayed, params, deps)
             # an accumulator's initialization next to its first update (:mod:`.init_place`),

@@ -7,7 +7,8 @@ Runs every point the tables need on the sweep engine (:mod:`.engine`: one Dask t
 cached), plus the area comparison of ``bench/area.py`` and the RTL runs of thesis Table 7.4
 (``sim.rtl_figures``: each backend's apps end to end in Verilator, the buffets at block level)
 as more tasks, and writes ``docs/evaluation.md`` -- paper Tables IV, VI, VII; thesis Tables
-7.2, 7.3, 7.4, 7.5, 7.8 and the points of Figure 7.5 -- with the published figure beside ours
+7.2, 7.3, 7.4, 7.5, 7.8, the points of Figure 7.5 and Figure 7.4 (:mod:`.figure_7_4`);
+Tables 7.6-7.7 and Figures 7.6-7.9 (:mod:`.evaluate_ch7`) -- with the published figure beside ours
 in every table, and the Figure 7.5 plots (``docs/img/fig7_5_<app>.png``). The RTL runs build a
 Verilator model of each backend's 16x32 array once (cached by the Verilog's hash) and take
 tens of minutes the first time; their results are cached like the points. The published figures below are transcribed from the
@@ -29,6 +30,8 @@ from ubgen.arch import ARCH_DIR
 
 from .cache import DEFAULT_DIR, ROOT, Cache, code_digest, tool_version
 from .engine import Task, dask_client, run_tasks
+from .evaluate_ch7 import plan_ch7, render_ch7
+from .figure_7_4 import figure_7_4
 from ..pipeline import DEFAULT_ARCH
 
 OUT = ROOT / "docs" / "evaluation.md"
@@ -162,20 +165,26 @@ def plan() -> dict[str, Task]:
     for label, (app, params) in TABLE_POINTS.items():
         tasks[f"table {label}"] = Task(app, dict(params, arch=DEFAULT_ARCH), PNR_STAGES)
     tasks.update(backend_plan(DEFAULT_ARCH))
+    tasks.update(plan_ch7())
     order = ["resnet", "gemm", "harris"]
     return dict(sorted(tasks.items(), key=lambda kv: next(
         (i for i, a in enumerate(order) if kv[1].app == a), len(order))))
 
 
+def table_7_5_labels() -> list[str]:
+    """The Table IV points of thesis Table 7.5 and Figure 7.4 (the 8x8 block for resnet)."""
+    return [lab for lab in TABLE_POINTS if lab.split()[0] in THESIS_7_5 and lab != "resnet"]
+
+
 def backend_plan(arch: str | None) -> dict[str, Task]:
     """The points mapped onto the other memory backends: ``dp`` and ``rv`` for Tables 7.3 and
-    7.4, ``dp-pe`` (its controller PEs) for Table 7.5's apps; ``arch`` None: the points'
-    own (the tests' small points)."""
+    7.4, ``dp-pe`` (its controller PEs) and ``dp`` for Table 7.5's apps and Figure 7.4;
+    ``arch`` None: the points' own (the tests' small points)."""
     tasks = {}
     for label, (app, params) in TABLE_POINTS.items():
         for b in BACKEND_POINTS:
-            wanted = label in TABLE_7_3 if b != "dp-pe" else (
-                label.split()[0] in THESIS_7_5 and label != "resnet")
+            wanted = label in TABLE_7_3 if b == "rv" else (
+                label in TABLE_7_3 or label in table_7_5_labels())
             if wanted:
                 tasks[f"backend {b} {label}"] = Task(app, dict(params, backend=b, **(
                     {"arch": arch} if arch else {})), ("schedule", "map"))
@@ -576,10 +585,8 @@ def table_7_3_7_4(res: dict, rtl: dict) -> list[str]:
 
 def table_7_5(res: dict) -> list[str]:
     rows = []
-    for label in TABLE_POINTS:
+    for label in table_7_5_labels():
         app = label.split()[0]
-        if app not in THESIS_7_5 or label == "resnet":
-            continue
         r, d = res[f"table {label}"], res[f"backend dp-pe {label}"]
         plain, opt, comp = THESIS_7_5[app]
         ctl = d.get("controller_pes")
@@ -834,8 +841,10 @@ def render(res: dict, area: dict, rtl: dict, img: Path, out: Path, seconds: floa
     energy = json.loads(ENERGY_JSON.read_text()) if ENERGY_JSON.exists() else None
     lines += table_iv(res) + table_pnr(res) + table_vi_vii(res) + table_7_2(area)
     lines += energy_sections(energy) + table_7_3_7_4(res, rtl) + table_7_5(res)
+    lines += figure_7_4(res, area, table_7_5_labels(), img, out.parent)
     lines += table_backends(rtl)
-    lines += table_7_8(res) + figure_7_5(res, img, out.parent) + fpga_sections()
+    lines += table_7_8(res) + figure_7_5(res, img, out.parent)
+    lines += render_ch7(res, img, out.parent) + fpga_sections()
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -48,7 +48,12 @@ the memories the point maps onto, thesis Table 6.1, ``ubc map --backend``; defau
 ``[mem] kind``; ``rv`` runs the schedule and map stages only: the ready-valid CGRA is not
 built) and ``fetch_width`` (overrides the arch's
 ``[pub] fetch_width`` for every stage; ``fetch_width=1`` schedules for single-word-fetch
-memories, thesis Table 7.4).
+memories, thesis Table 7.4), ``ports`` (1 or 2: the memories' read and write ports, thesis
+Fig. 7.9's dual-port memory is ``ports=1 fetch_width=1``) and ``cycle_width`` (the controllers'
+cycle counter, for schedule studies longer than the shipped 20 bits).
+
+* ``occupancy``: compute occupancy of the optimized and the sequential schedule
+  (``compiler.schedule.occupancy``, thesis Figs. 7.6-7.9).
 
 A point never raises: an exception, a size the application refuses or a buffer the mapping
 refuses is a result with ``status = "error"`` and a one-line ``error`` naming the stage; a
@@ -71,8 +76,8 @@ PES_PENDING = "pes: not counted: the netlist stage did not run"
 FIT_BASIS = ("without a netlist, fits checks the MEM tiles (buffer mapping) and the "
              "global-buffer words (input and output buffers) against the arch, not the PEs")
 OPTIONS: dict[str, type] = {"arch": str, "threshold": int, "policy": str, "backend": str,
-                            "fetch_width": int}
-POLICIES = ("auto", "stencil", "dnn", "sequential")
+                            "fetch_width": int, "ports": int, "cycle_width": int}
+POLICIES = ("auto", "stencil", "dnn", "dnn-db", "hls", "sequential")
 # keys of a result that a parameter may not be called
 RESULT_KEYS = frozenset({
     "arch_choice", "app", "stages", "status", "error", "error_kind", "pes", "mems", "sram_words", "cycles",
@@ -82,6 +87,8 @@ RESULT_KEYS = frozenset({
     "register_stages", "fits", "out_of", "fit", "seconds",
     "notes", "code", "cached", "key", "refused", "place_seconds", "route_seconds", "wirelength",
     "pipeline_registers", "register_pes", "max_comb_hops", "bitstream_words", "pnr_check",
+    "occupancy", "occupancy_sequential", "occupancy_detail", "compute_pes", "shared_pes",
+    "schedule_generators", "generator_tiles", "context_rf_tiles", "mem_tiles_by_buffer",
     "tile_area_um2", "sim_passed", "cycles_measured", "sim_seconds", "session_cycles",
     "run_cycles", "run_cycles_per_s", "verilator_build_seconds", "traceback"})
 
@@ -158,7 +165,7 @@ def split_params(app: str, params: dict) -> tuple[dict[str, int], dict]:
     sizes, options = {}, {}
     names = app_size_names(app)
     for key, value in params.items():
-        if key in RESULT_KEYS:
+        if key in RESULT_KEYS and key not in OPTIONS:
             raise PointError(f"parameter name '{key}' is reserved for a result field")
         if key in OPTIONS:
             kind = OPTIONS[key]
@@ -201,6 +208,17 @@ def make_point(app: str, params: dict, arch_name: str | None = None) -> Point:
         if fw < 1 or fw & (fw - 1):
             raise PointError(f"fetch_width must be a power of two, got {fw}")
         arch = replace(arch, pub=replace(arch.pub, fetch_width=fw))
+    if "ports" in options:
+        n = options["ports"]
+        if n not in (1, 2):
+            raise PointError(f"ports must be 1 or 2, got {n}")
+        arch = replace(arch, pub=replace(arch.pub, input_ports=n, output_ports=n))
+    if "cycle_width" in options:
+        w = options["cycle_width"]
+        if not 8 <= w <= 32:
+            raise PointError(f"cycle_width must be between 8 and 32, got {w}")
+        arch = replace(arch, pub=replace(arch.pub, controller=replace(arch.pub.controller,
+                                                                      cycle_width=w)))
     policy = options.get("policy", "auto")
     return Point(app, dict(params), sizes, arch, options.get("threshold", DEFAULT_THRESHOLD),
                  None if policy == "auto" else policy, backend)
@@ -269,7 +287,7 @@ def stage_netlist(pt: Point) -> None:
     net = pt.run("netlist").netlist
     pt.metrics.update(pes=net.count("pe"), mems=net.count("mem"), ios=net.count("io"),
                       register_stages=net.register_stages(),
-                      cycles_predicted=net.cycles_predicted)
+                      cycles_predicted=net.cycles_predicted, **sharing_counts(net))
     pt.resources = resources(net, pt.arch)
 
 
@@ -295,6 +313,58 @@ def stage_pnr(pt: Point) -> None:
         pt.resources = dict(pt.resources, **{PNR_RESOURCE: (1, 0)})
         return
     pt.metrics.update({k: s[k] for k in PNR_KEYS}, pnr_check=s["check"])
+
+
+def stage_occupancy(pt: Point) -> None:
+    """Compute occupancy of the optimized and the sequential schedule
+    (``compiler.schedule.occupancy``; thesis Figs. 7.6-7.9): ``occupancy``,
+    ``occupancy_sequential``, ``compute_pes`` (the PEs of the compute units, a shared unit
+    once) and ``occupancy_detail`` (per unit its PEs and issues). Run without the schedule
+    stage, it schedules the point alone (``compiler.schedule.report.schedule_only``: no
+    sequential baseline, no liveness), for layers too large to enumerate."""
+    from ..backend.kernel_map import map_kernel
+    from ..ir.hw import HwParams
+    from ..schedule.occupancy import occupancy
+    from ..schedule.report import schedule_only
+    if pt.schedule is not None:
+        res = pt.schedule
+        program, opt, seq = res.program, res.optimized, res.sequential
+    else:               # without the schedule stage: the optimized schedule alone
+        program, opt = schedule_only(pt.run("frontend").program, HwParams.from_arch(pt.arch),
+                                     pt.policy)
+        seq = None
+        pt.metrics.update(policy=opt.policy, cycles=opt.completion)
+    lat = pt.arch.schedule.pe_latency
+    pes = {op.name: map_kernel(op.kernel, lat).pes for op in program.ops()}
+    occ = occupancy(program, opt, pes)
+    pt.metrics.update(occupancy=round(occ.value, 4), compute_pes=occ.pes,
+                      occupancy_detail=occ.to_dict()["units"])
+    if seq is not None:
+        pt.metrics["occupancy_sequential"] = round(occupancy(program, seq, pes).value, 4)
+
+
+def sharing_counts(net) -> dict[str, int]:
+    """What compute sharing put in a netlist (docs/backend.md "Compute sharing"):
+    ``shared_pes`` (PEs of shared units), ``schedule_generators`` (``tb2out`` controllers
+    used as schedule generators: context switches and bank selects), ``generator_tiles`` (MEM
+    tiles added only for them), ``context_rf_tiles`` (MEM tiles holding the banks of several
+    ops' operands with two register-file contexts) and ``mem_tiles_by_buffer`` (what the MEM
+    tiles hold: buffer -> tiles; a context tile under its banks' buffers joined by ``+``,
+    schedule-generator tiles under ``timer``)."""
+    g = net.graph
+    by_buffer: dict[str, int] = {}
+    for n in net.nodes("mem"):
+        d = g.nodes[n]
+        if d.get("banks"):
+            key = "+".join(sorted({str(b).split(".")[0] for b in d["banks"]}))
+        else:
+            key = "timer" if n.startswith("timer.") else str(d.get("buffer"))
+        by_buffer[key] = by_buffer.get(key, 0) + 1
+    return {"mem_tiles_by_buffer": dict(sorted(by_buffer.items())), "shared_pes": sum(1 for _n, d in g.nodes(data=True) if d.get("shared")),
+            "schedule_generators": sum(len(d.get("generators", [])) for _n, d in
+                                       g.nodes(data=True)),
+            "generator_tiles": sum(1 for n in net.nodes("mem") if n.startswith("timer.")),
+            "context_rf_tiles": sum(1 for _n, d in g.nodes(data=True) if d.get("banks"))}
 
 
 PNR_RESOURCE = "place and route"      # the pseudo-resource of a design that does not route
@@ -345,6 +415,7 @@ STAGES: dict[str, Callable[[Point], None]] = {
     "map": stage_map,
     "netlist": stage_netlist,
     "pnr": stage_pnr,
+    "occupancy": stage_occupancy,
     "sim": stage_sim,
 }
 # Stages that need an earlier one in the same run (the stage reads what it leaves).

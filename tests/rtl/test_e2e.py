@@ -18,6 +18,7 @@ import copy
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from compiler.pipeline import compile_app
@@ -147,6 +148,61 @@ def test_negative_control_reliability_check_has_teeth(model):
     assert r["match"] and r["cycles_measured"] == b["cycles_predicted"]   # only the bus differs
 
 
+def test_shared_compute_end_to_end(model):
+    """gpyr with compute sharing (thesis §4.3.3, Table 7.6): one 2x2-average kernel on PEs with
+    input contexts serves every pyramid level, fewer PEs than without sharing, the same
+    output bit for bit (both equal the golden) at the predicted cycles."""
+    b = bundle_of("gpyr", sizes={**SMALL["gpyr"], "share": 1})
+    plain = _compiled("gpyr", ARCH, tuple(sorted(SMALL["gpyr"].items())))
+    shared = _compiled("gpyr", ARCH, tuple(sorted({**SMALL["gpyr"], "share": 1}.items())))
+    assert shared.netlist.count("pe") < plain.netlist.count("pe")
+    want, same = plain.establish_golden().outputs, shared.establish_golden().outputs
+    assert all(np.array_equal(want[k], same[k]) for k in want)
+    r = run_bundle(b, ARCH, model=model)
+    assert r["passed"], describe(r)
+    assert r["cycles_measured"] == b["cycles_predicted"] and r["error"] == 0
+
+
+def test_negative_control_context_switched_one_cycle_late(model):
+    """The schedule generator of one shared op's context starts one cycle late (one bitstream
+    word): the shared PEs read the wrong operands at its switches and the run must fail."""
+    sizes = {**SMALL["gpyr"], "share": 1}
+    result = _compiled("gpyr", ARCH, tuple(sorted(sizes.items())))
+    net, pnr = result.netlist, result.pnr
+    node, q = next((n, d["generators"][0]) for n, d in net.graph.nodes(data=True)
+                   if d.get("generators"))
+    from compiler.backend.pnr import array_data
+    addr = array_data(result.arch).index.address(pnr.placement.tile_id(node),
+                                                 f"tb2out_{q}_cycle_start")
+    bad = copy.deepcopy(result.bundle)
+    hits = [w for w in bad["bitstream"] if w[0] == addr]
+    assert len(hits) == 1
+    hits[0][1] += 1
+    r = run_bundle(bad, ARCH, model=model, keep=False)
+    assert not r["passed"] and r["output_mismatches"] > 0, r["failures"]
+
+
+def test_resnet18_layer_occupancy_on_the_rtl(model):
+    """Figs. 7.8/7.9's occupancy is measured from the schedule (compiler.schedule.occupancy);
+    here it is confirmed on the RTL for a ResNet-18 conv5_x-shaped layer (7x7 output, 3x3,
+    stride 1; 4 channels blocked 2 x 2 to fit cgra_8x8): the run is bit-exact, every op
+    instance the occupancy counts produced its output, and the cycles it divides by are the
+    measured ones."""
+    from compiler.backend.kernel_map import map_kernel
+    from compiler.schedule.occupancy import occupancy
+    res = _compiled("resnet", ARCH, tuple(sorted(dict(SMALL["resnet"], width=7, height=7,
+                                                      ksize=3, stride=1).items())))
+    s, b = res.scheduled, res.bundle
+    pes = {op.name: map_kernel(op.kernel, res.arch.schedule.pe_latency).pes
+           for op in s.program.ops()}
+    occ = occupancy(s.program, s.optimized, pes)
+    r = run_bundle(b, ARCH, model=model)
+    assert r["passed"], describe(r)
+    assert r["cycles_measured"] == b["cycles_predicted"] == occ.cycles
+    assert occ.pes == res.netlist.count("pe") and 0 < occ.value < 1
+    assert occ.busy == sum(p * n for p, n in occ.units.values())
+
+
 # --- a tiled app: one configuration run once per output tile by the host runtime (sim/host.py)
 
 TILED_SIZES = {"width": 22, "height": 18}      # output 20 x 16
@@ -269,3 +325,18 @@ def _check_main_record(path, capsys, golden: str) -> None:
                 "pnr_seconds", "verilator_build_seconds", "sim_seconds"):
         assert key in rec, key
     assert rec["verilator_build_seconds"] == 0          # the module's model was reused
+
+
+@pytest.mark.regress
+def test_regress_srcnn_shared_on_cgra_16x32():
+    """thesis §7.3.1, Tables 7.6/7.7: srcnn at its Table 7.1 size does not fit cgra_16x32
+    unshared; with compute sharing (one set of MAC PEs per conv op across the three layers,
+    PE input contexts) it fits, places, routes and runs bit-exact at the predicted cycles."""
+    arch = "cgra_16x32"
+    plain = compile_app("srcnn", arch)
+    assert not plain.fits()[0]
+    b = bundle_of("srcnn", arch, {"share": 1})
+    assert _compiled("srcnn", arch, (("share", 1),)).netlist.count("pe") < plain.report["pes"]
+    r = run_bundle(b, arch, model=model_for(arch))
+    assert r["passed"], describe(r)
+    assert r["cycles_measured"] == b["cycles_predicted"] and r["error"] == 0

@@ -11,9 +11,11 @@ from ubgen.arch import ARCH_DIR, WORD_WIDTH, ArchError, MemParams, load_arch
 
 @pytest.mark.parametrize("path", sorted(ARCH_DIR.glob("*.toml")), ids=lambda p: p.stem)
 def test_every_constraints_file_sets_rf_words(path):
-    assert tomllib.loads(path.read_text())["mem"]["rf_words"] == 32
+    mem = tomllib.loads(path.read_text())["mem"]
+    assert mem["rf_words"] == 32
     arch = load_arch(path)
-    assert arch.mem == MemParams(32, kind=arch.mem.kind) and arch.mem.rf_addr_width == 5
+    assert arch.mem == MemParams(32, mem.get("rf_contexts", 1), kind=arch.mem.kind)
+    assert arch.mem.rf_addr_width == 5
 
 
 def _arch_with(tmp_path, mem: str, top: str = ""):

@@ -60,3 +60,15 @@ def test_app_area_sums_the_tiles_it_occupies():
     a2 = replace(a, pub=replace(a.pub, agg_depth=4))
     missing = app_area(a2, {"pe": 1})
     assert missing["tile_area_um2"] is None and "no measured tile areas" in missing["tile_area_note"]
+
+
+def test_contexts_change_the_fingerprint_only_when_on():
+    """Tiles without PE or register-file contexts are the tiles measured before contexts
+    existed (their fingerprint leaves the two fields out); turning either on is a new tile."""
+    from ubgen.areas import tile_params
+    a = load_arch("cgra_4x4")
+    assert a.array.pe_contexts == 1 and a.mem.rf_contexts == 1
+    params = tile_params(a)
+    assert "pe_contexts" not in params["array"] and "rf_contexts" not in params["mem"]
+    assert fingerprint(replace(a, array=replace(a.array, pe_contexts=4))) != fingerprint(a)
+    assert fingerprint(replace(a, mem=replace(a.mem, rf_contexts=2))) != fingerprint(a)

@@ -99,15 +99,28 @@ class Tile(wiring.Component):
             for p in sbspec.core_outputs:
                 m.d.comb += getattr(sb, f"core_{p}").eq(getattr(core, f"out_{p}"))
 
-        for p, cbspec in spec.cbs.items():
-            cb = m.submodules[f"cb_{p}"] = ConnectionBox(cbspec, self.edges)
-            w = cbspec.width
-            m.d.comb += [cb.sel.eq(f[cbspec.sel_reg]), getattr(core, f"in_{p}").eq(cb.out)]
-            for s in SIDES:
-                for t in range(spec.tracks):
-                    m.d.comb += getattr(cb, f"in_{s}_{t}").eq(
-                        getattr(self, track_port(w, "in", s, t)))
+        # the ctx inputs of a PE with input contexts (ubgen.pe.contexts) feed only the selects
+        ctx_bits = [self.connection_box(m, p, f[spec.cbs[p].sel_reg]).out
+                    for p in spec.ctx_inputs()]
+        for p in spec.core_inputs():
+            sels = [f[r] for r in spec.context_selects(p)]
+            sel = sels[0]
+            for k in range(spec.contexts - 1, 0, -1):     # the lowest active context wins
+                sel = Mux(ctx_bits[k - 1] & (sels[k] != 0), sels[k], sel)
+            m.d.comb += getattr(core, f"in_{p}").eq(self.connection_box(m, p, sel).out)
         return m
+
+    def connection_box(self, m: Module, port: str, sel) -> ConnectionBox:
+        """The connection box of input ``port``, its select driven by ``sel``."""
+        spec = self.spec
+        cbspec = spec.cbs[port]
+        cb = m.submodules[f"cb_{port}"] = ConnectionBox(cbspec, self.edges)
+        m.d.comb += cb.sel.eq(sel)
+        for s in SIDES:
+            for t in range(spec.tracks):
+                m.d.comb += getattr(cb, f"in_{s}_{t}").eq(
+                    getattr(self, track_port(cbspec.width, "in", s, t)))
+        return cb
 
 
 def packed_tracks(spec: TileSpec) -> list[tuple[str, int]]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..interconnect.spec import ConnectionBoxSpec, SwitchBoxSpec, check_edges
+from ..pe.contexts import context_port, context_ports, ctx_port, split_port
 from ..arch import WORD_WIDTH
 from ..regmap import Register, RegisterMap
 
@@ -27,13 +28,18 @@ class TileSpec:
     topology: str = "wilton"
     pipeline: bool = True
     word_width: int = WORD_WIDTH
+    contexts: int = 1                           # PE input contexts (ubgen.pe.contexts)
 
     @classmethod
     def for_core(cls, kind: str, core, arch) -> "TileSpec":
         a = arch.array
-        spec = cls(kind=kind, ports=dict(core.PORTS), core_regmap=core.regmap,
+        ports, contexts = dict(core.PORTS), 1
+        if kind == "pe" and a.pe_contexts > 1:
+            contexts = a.pe_contexts
+            ports.update(context_ports(core.PORTS, contexts))
+        spec = cls(kind=kind, ports=ports, core_regmap=core.regmap,
                    tracks=a.tracks, topology=a.switch_box, pipeline=a.pipeline_registers,
-                   word_width=arch.pub.word_width)
+                   word_width=arch.pub.word_width, contexts=contexts)
         for name, (direction, width) in spec.ports.items():
             if direction not in ("in", "out"):
                 raise ValueError(f"{kind} core port {name}: direction must be in/out")
@@ -51,6 +57,22 @@ class TileSpec:
 
     def outputs(self, width: int | None = None) -> list[str]:
         return [p for p, (d, w) in self.ports.items() if d == "out" and width in (None, w)]
+
+    def core_inputs(self) -> list[str]:
+        """The core's own routed inputs (without the context sources and ``ctx`` bits)."""
+        if self.contexts == 1:
+            return self.inputs()
+        ctx = set(self.ctx_inputs())
+        return [p for p in self.inputs() if split_port(p)[1] == 0 and p not in ctx]
+
+    def context_selects(self, port: str) -> list[str]:
+        """The connection-box select registers of core input ``port``, context 0 first."""
+        return [ConnectionBoxSpec(context_port(port, k), self.ports[port][1],
+                                  self.tracks).sel_reg for k in range(self.contexts)]
+
+    def ctx_inputs(self) -> list[str]:
+        """The 1-bit inputs that select contexts 1 .. contexts-1."""
+        return [ctx_port(k) for k in range(1, self.contexts)]
 
     @cached_property
     def sbs(self) -> dict[int, SwitchBoxSpec]:

@@ -34,7 +34,7 @@ from ..arch import Arch, MemParams, PUBParams
 from ..config import config_bus_signature
 from ..pub.pub import PhysicalUnifiedBuffer
 from .register_file import MemRegisterFile
-from .spec import mem_ports, mem_regmap, rf_base, rf_ports
+from .spec import RF_CONTEXT_INPUT, mem_ports, mem_regmap, rf_base, rf_ports
 
 
 class MemCore(wiring.Component):
@@ -57,12 +57,18 @@ class MemCore(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         ports = rf_ports(self.params, self.mem)
+        borrowed = [port for port in ports.values() if port.context == 0]
         pub = m.submodules.pub = PhysicalUnifiedBuffer(
-            self.params, lend=tuple(port.layout.name for port in ports.values()))
+            self.params, lend=tuple(port.layout.name for port in borrowed))
         rf = m.submodules.rf = MemRegisterFile(self.params, self.mem)
         prm = self.params
         m.d.comb += pub.lend_en.eq(rf.enabled)
-        for port in ports.values():
+        if rf.contexts:       # the register file's own controllers count the PUB's cycles
+            m.d.comb += [rf.tick.eq(self.run & ~self.stall), rf.restart.eq(~self.run),
+                         rf.cycle.eq(pub.cycle_count)]
+            for p in range(prm.input_ports):
+                m.d.comb += rf.data_in_c1[p].eq(getattr(self, f"in_{RF_CONTEXT_INPUT}{p}"))
+        for port in borrowed:
             fire = getattr(pub, f"{port.layout.name}_fire")
             addr = getattr(pub, f"{port.layout.name}_{port.ag}")[:port.addr_width]
             en, a = (rf.re, rf.raddr) if port.is_read else (rf.we, rf.waddr)

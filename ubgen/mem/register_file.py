@@ -23,6 +23,8 @@ it) that picks, per read, the memory holding the word's live value. The configur
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
@@ -30,9 +32,9 @@ from amaranth.lib.wiring import In, Out
 
 from ..arch import MemParams, PUBParams, _clog2
 from ..interconnect.mux import mux_tree
-from ..pub.control import BlockConfig, connect_config
+from ..pub.control import BlockConfig, add_controllers, connect_config
 from ..regmap import CONFIG_DATA_WIDTH
-from .spec import RF_ENABLE, RF_STATUS, rf_regmap
+from .spec import RF_ENABLE, RF_STATUS, rf_context_layouts, rf_regmap
 
 __all__ = ["MemRegisterFile"]
 
@@ -47,14 +49,20 @@ class MemRegisterFile(wiring.Component):
         self.regmap = rf_regmap(params, mem)
         w, aw = params.word_width, mem.rf_addr_width
         P, Q = params.input_ports, params.output_ports
-        super().__init__({
+        members = {
             "we": In(1).array(P), "waddr": In(aw).array(P), "data_in": In(w).array(P),
             "re": In(1).array(Q), "raddr": In(aw).array(Q),
             "data_out": Out(w).array(Q), "valid_out": Out(1).array(Q),
             "enabled": Out(1), "error": Out(1),
             "cfg_addr": In(self.regmap.addr_width), "cfg_wdata": In(CONFIG_DATA_WIDTH),
             "cfg_we": In(1), "cfg_rdata": Out(CONFIG_DATA_WIDTH),
-        })
+        }
+        self.contexts = rf_context_layouts(params, mem)
+        if self.contexts:       # the own controllers' timing and the second write inputs
+            members.update({"tick": In(1), "restart": In(1),
+                            "cycle": In(params.controller.cycle_width),
+                            "data_in_c1": In(w).array(P)})
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
@@ -63,38 +71,36 @@ class MemRegisterFile(wiring.Component):
         m.submodules.config = cfg = BlockConfig(self.regmap, RF_STATUS)
         connect_config(m, self, cfg)
         m.d.comb += self.enabled.eq(cfg.fields[RF_ENABLE])
+        we, waddr, wdata, re, raddr, conflict = self._ports(m, cfg)
 
         # one memory per write port, each read by every read port
         reads = [[] for _ in range(Q)]
         for p in range(P):
             bank = m.submodules[f"bank_{p}"] = Memory(shape=prm.word_width, depth=n, init=[])
             wp = bank.write_port()
-            m.d.comb += [wp.en.eq(self.we[p]), wp.addr.eq(self.waddr[p]),
-                         wp.data.eq(self.data_in[p])]
+            m.d.comb += [wp.en.eq(we[p]), wp.addr.eq(waddr[p]), wp.data.eq(wdata[p])]
             for q in range(Q):
                 rp = bank.read_port(domain="comb")
-                m.d.comb += rp.addr.eq(self.raddr[q])
+                m.d.comb += rp.addr.eq(raddr[q])
                 reads[q].append(rp.data)
 
         # live-value table: which bank holds each word (later statements win: the highest port)
         lvt = [Signal(max(1, _clog2(P)), name=f"lvt_{i}") for i in range(n)]
         for i, entry in enumerate(lvt):
             for p in range(P):
-                with m.If(self.we[p] & (self.waddr[p] == i)):
+                with m.If(we[p] & (waddr[p] == i)):
                     m.d.sync += entry.eq(p)
 
         for q in range(Q):
-            live = mux_tree(self.raddr[q], lvt) if P > 1 else Const(0)
+            live = mux_tree(raddr[q], lvt) if P > 1 else Const(0)
             value = mux_tree(live, reads[q]) if P > 1 else reads[q][0]
             for p in range(P):                  # write-through, the highest port outermost
-                value = Mux(self.we[p] & (self.waddr[p] == self.raddr[q]),
-                            self.data_in[p], value)
-            m.d.comb += [self.data_out[q].eq(value), self.valid_out[q].eq(self.re[q])]
+                value = Mux(we[p] & (waddr[p] == raddr[q]), wdata[p], value)
+            m.d.comb += [self.data_out[q].eq(value), self.valid_out[q].eq(re[q])]
 
-        conflict = Const(0)
         for i in range(P):
             for j in range(i + 1, P):
-                conflict = conflict | (self.we[i] & self.we[j] & (self.waddr[i] == self.waddr[j]))
+                conflict = conflict | (we[i] & we[j] & (waddr[i] == waddr[j]))
         error = Signal()
         with m.If(cfg.clear_out("rf_error")):
             m.d.sync += error.eq(0)
@@ -102,3 +108,27 @@ class MemRegisterFile(wiring.Component):
             m.d.sync += error.eq(1)
         m.d.comb += [self.error.eq(error), cfg.status_in("rf_error").eq(error)]
         return m
+
+    def _ports(self, m: Module, cfg: BlockConfig):
+        """Each port's enable, word address and (write) data of the cycle: the borrowed
+        controller's (context 0) or, with ``rf_contexts`` = 2, the own controller's when that
+        fires (its write data from ``data_in_c1``); both contexts of a port firing in one cycle
+        is a conflict."""
+        P, Q = self.params.input_ports, self.params.output_ports
+        we, waddr, wdata = list(self.we), list(self.waddr), list(self.data_in)
+        re, raddr = list(self.re), list(self.raddr)
+        conflict = Const(0)
+        if not self.contexts:
+            return we, waddr, wdata, re, raddr, conflict
+        timing = SimpleNamespace(restart=self.restart, tick=self.tick, count=self.cycle)
+        ctl, fire = add_controllers(m, self.contexts, cfg.fields, timing, enable=self.enabled)
+        for p in range(P):
+            f1, a1 = fire[f"rf_write_{p}_c1"], ctl[f"rf_write_{p}_c1"].addr("addr")
+            conflict = conflict | (we[p] & f1)
+            we[p], waddr[p], wdata[p] = (we[p] | f1, Mux(f1, a1, waddr[p]),
+                                         Mux(f1, self.data_in_c1[p], wdata[p]))
+        for q in range(Q):
+            f1, a1 = fire[f"rf_read_{q}_c1"], ctl[f"rf_read_{q}_c1"].addr("addr")
+            conflict = conflict | (re[q] & f1)
+            re[q], raddr[q] = re[q] | f1, Mux(f1, a1, raddr[q])
+        return we, waddr, wdata, re, raddr, conflict

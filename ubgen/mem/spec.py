@@ -31,8 +31,8 @@ from ..controller import (AffineMap, ControllerConfig, ControllerLayout, EncodeE
 from ..pub.spec import PUB_STATUS, pub_layouts, pub_regmap
 from ..regmap import Register, RegisterMap
 
-__all__ = ["RF_ENABLE", "RF_STATUS", "MEM_STATUS", "RF_BORROW", "RFPort", "rf_ports",
-           "encode_rf_ports",
+__all__ = ["RF_ENABLE", "RF_STATUS", "MEM_STATUS", "RF_BORROW", "RF_CONTEXT_INPUT", "RFPort",
+           "rf_ports", "rf_context_layouts", "encode_rf_ports",
            "rf_regmap", "rf_base", "rf_registers", "mem_regmap", "mem_ports"]
 
 RF_ENABLE = "rf_en"
@@ -41,6 +41,8 @@ MEM_STATUS = PUB_STATUS + RF_STATUS     # the MEM core's read-only (status) regi
 # register-file port kind -> (the PUB controller timing its fires, the one whose generator is
 # the word address, by port index; that generator)
 RF_BORROW = {"rf_write": ("in2agg", "agg2sram", "sram"), "rf_read": ("sram2tb", "sram2tb", "sram")}
+# the routed input a write port's second context writes from (idle in register-file mode)
+RF_CONTEXT_INPUT = "chain_in"
 
 
 @dataclass(frozen=True)
@@ -49,13 +51,15 @@ class RFPort:
     ``q``), the borrowed PUB controller ``layout`` whose fire is the port's fire and whose
     address generator ``ag``'s low ``addr_width`` bits are the word address, and the borrowed
     controller ``timing`` whose schedule times the fires (``layout`` itself, or for a write
-    port ``in2agg_<p>``: ``agg2sram_<p>`` has no schedule and steps with it)."""
+    port ``in2agg_<p>``: ``agg2sram_<p>`` has no schedule and steps with it). ``context`` 1:
+    the register file's own second-context controller (:func:`rf_context_layouts`)."""
     name: str
     index: int
     layout: ControllerLayout
     ag: str
     addr_width: int
-    timing: ControllerLayout | None = None
+    timing: ControllerLayout | None = None    # the controller timing the fires (default layout)
+    context: int = 0          # 0: the borrowed PUB controllers; 1: the register file's own
 
     def __post_init__(self):
         if self.timing is None:
@@ -108,6 +112,31 @@ def rf_ports(params: PUBParams, mem: MemParams = MemParams()) -> dict[str, RFPor
                                  f"{mem.rf_addr_width}")
             out[f"{kind}_{k}"] = RFPort(f"{kind}_{k}", k, layout, ag, mem.rf_addr_width,
                                         pub[f"{timing}_{k}"])
+    for name, layout in rf_context_layouts(params, mem).items():
+        k = int(name.split("_")[2])
+        out[name] = RFPort(name, k, layout, "addr", mem.rf_addr_width, context=1)
+    return out
+
+
+def rf_context_layouts(params: PUBParams, mem: MemParams = MemParams()
+                       ) -> dict[str, ControllerLayout]:
+    """The register file's own controllers (``[mem] rf_contexts`` = 2): a second context per
+    port, ``rf_write_<p>_c1`` / ``rf_read_<q>_c1``, each with one word-address generator
+    ``addr``. A write port's second context writes the routed ``chain_in<p>`` (the chain ports
+    are idle in register-file mode); a read port's drives ``data_out<q>`` in the cycles it
+    fires. Their loop levels are ``[controller] max_dims`` (``rf_write`` / ``rf_read`` are not
+    kinds of ``[controller.dims]``). Empty with one context."""
+    if mem.rf_contexts == 1:
+        return {}
+    if params.input_ports > params.output_ports:
+        raise ValueError(f"mem: rf_contexts = 2 needs a {RF_CONTEXT_INPUT}<p> per write port: "
+                         f"{params.input_ports} write ports, {params.output_ports} chain inputs")
+    out = {}
+    for kind, count in (("rf_write", params.input_ports), ("rf_read", params.output_ports)):
+        for k in range(count):
+            name = f"{kind}_{k}_c1"
+            out[name] = ControllerLayout(name, {"addr": mem.rf_addr_width},
+                                         params.controller.for_kind(kind))
     return out
 
 
@@ -143,8 +172,11 @@ def rf_regmap(params: PUBParams, mem: MemParams = MemParams()) -> RegisterMap:
                              "/ sram2tb_<q> controllers drive the register file's write / read "
                              "ports and the tile's data_out/valid_out are the register file's; "
                              "0: the PUB")
+    for layout in rf_context_layouts(params, mem).values():
+        layout.add_registers(rm)
     rm.add("rf_error", 1, doc="read-only status: sticky register-file conflict (two write "
-                              "ports on one word in a cycle); write 1 to clear")
+                              "ports on one word in a cycle, or both contexts of a port in "
+                              "one cycle); write 1 to clear")
     return rm
 
 

@@ -47,7 +47,7 @@ def test_example_b_pads_one_extra_fetch_fig_5_8():
     assert row_shift(read.loads[0].index[0], "x", bounds, FW) == 3
     assert fetches_per_row(32, 3, FW) == 9
     (row,) = stage_rows([read], read.loops[-1], {"mem"}, FW)
-    assert row == RowAccess("mem", 32, 3)
+    assert row == RowAccess("mem", 32, 3, load=True)
     assert row_cycles(row, FW) == 36 and padded_row([row], 32, FW) == 36
     assert read_lead(read, 0, FW) == 3
 
@@ -72,17 +72,43 @@ def test_aligned_rows_round_to_the_fetch_width():
 
 def test_resnet_rows_table_7_4():
     """resnet's 3x3 window over 28 pixels reads rows starting at lanes 0..2: 8 fetches, 32
-    cycles per row instead of 28 -- the PUB padding of thesis Table 7.4's resnet row."""
+    cycles per row instead of 28 -- the PUB padding of thesis Table 7.4's resnet row -- with
+    one fetch per FW reads; the compact fetch of a two-word transpose buffer fits the 8 fetches
+    in the row's 28 cycles, and the loop that moves the start lane (kx) gets one cycle per
+    lane it adds."""
     prog = get_app("resnet").build(in_channels=8, out_channels=8)
     conv = prog.op("conv_0")
     (in_row,) = set(stage_rows([conv], conv.loops[-1], {"in_mem"}, FW))
-    assert in_row == RowAccess("in_mem", 28, 2)
+    assert in_row == RowAccess("in_mem", 28, 2, load=True)
     assert row_cycles(in_row, FW) == 32
     assert read_lead(conv, 0, FW) == 2                       # in_mem[ci*8, x + kx, y + ky]
     assert read_lead(conv, 16, FW) == 0                      # out_mem[0, x, y]
-    res = schedule_program(prog)
-    coeffs = dict(zip(res.optimized.ops["conv_0"].dims, res.optimized.ops["conv_0"].coeffs))
+    shapes = {n: b.shape for n, b in prog.buffers.items() if b.shape is not None}
+    (pitched,) = set(stage_rows([conv], conv.loops[-1], {"in_mem"}, FW, shapes))
+    assert pitched == RowAccess("in_mem", 28, 2, 8, True)    # 30 words: 8 wide words a row
+    assert row_cycles(pitched, FW, depth=2) == 28 and row_cycles(pitched, FW) == 32
+    padded = schedule_program(prog, HwParams(tb_depth=0))
+    coeffs = dict(zip(padded.optimized.ops["conv_0"].dims, padded.optimized.ops["conv_0"].coeffs))
     assert coeffs["x_conv"] == 1 and coeffs["y_conv"] == 32 and coeffs["kx_conv"] == 28 * 32
+    compact = schedule_program(prog, HwParams(tb_depth=2, compact_fetch=True))
+    coeffs = dict(zip(compact.optimized.ops["conv_0"].dims,
+                      compact.optimized.ops["conv_0"].coeffs))
+    assert coeffs["x_conv"] == 1 and coeffs["y_conv"] == 28 and coeffs["kx_conv"] == 28 * 28 + 1
+    assert compact.optimized.completion < padded.optimized.completion
+
+
+def test_compaction_needs_a_free_fetch_level():
+    """The compact pattern takes one more level of the fetch controller than the padded one:
+    a stage whose ops have as many loops as the controller has levels keeps its rows padded
+    (resnet's 16/16 layer: tile, channel block, ky, kx, y, x = 6 of sram2tb's 6)."""
+    from compiler.schedule.dnn import pipeline_loops, stage_depth
+    small = get_app("resnet").build(in_channels=8, out_channels=8)
+    large = get_app("resnet").build(in_channels=16, out_channels=16)
+    conv = lambda p: [n for n in pipeline_loops(p)[1] if "conv" in getattr(n, "name", "")][0]  # noqa: E731
+    assert stage_depth(conv(small), 2, 6) == 2
+    assert stage_depth(conv(large), 2, 6) == 0               # negative control: 6 + 1 > 6
+    assert stage_depth(conv(large), 2, 7) == 2
+    assert stage_depth(conv(small), 0, 6) == 0               # no transpose-buffer depth given
 
 
 def test_lane_constants_move_no_lane():

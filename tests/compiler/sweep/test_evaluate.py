@@ -31,7 +31,9 @@ def test_evaluation_document(monkeypatch, tmp_path):
     for title in ("Paper Table IV", "Paper Table VI", "Paper Table VII", "Thesis Table 7.2",
                   "Thesis Table 7.3", "Thesis Table 7.4", "Thesis Table 7.5",
                   "Thesis Table 7.8", "The memory backends end to end",
-                  "Thesis Figure 7.5", "Place and route of the Table IV points"):
+                  "Thesis Figure 7.5", "Place and route of the Table IV points",
+                  "Thesis Table 7.6", "Thesis Table 7.7", "Thesis Figure 7.4",
+                  "Thesis Figures 7.6 and 7.7", "Thesis Figures 7.8 and 7.9"):
         assert f"## {title}" in text, title
     assert "| gaussian | 13 | 19 |" in text                  # the netlist's PEs, paper's 19
     assert "| 4102 |" in text and "| 11784 |" in text and "| 9807 |" in text
@@ -46,6 +48,18 @@ def test_evaluation_document(monkeypatch, tmp_path):
     assert "| upsample | " in t75 and "| 15 | 66 |" in t75
     assert (img / "fig7_5_gaussian.png").read_bytes()[:4] == b"\x89PNG"
     assert "](img/fig7_5_gaussian.png)" in text
+    # thesis §7.3: sharing cuts gpyr's PEs (Table 7.6), every ablation bar has an occupancy
+    t76 = text.split("## Thesis Table 7.6")[1].split("## ")[0]
+    row = next(ln for ln in t76.splitlines() if ln.startswith("| gpyr |")).split(" | ")
+    assert int(row[2]) < int(row[1]) and row[3:5] == ["16", "6"]
+    t77 = text.split("## Thesis Table 7.7")[1].split("## ")[0]
+    assert "MEM tiles per buffer: no sharing: " in t77
+    for name in ("fig7_6_gpyr", "fig7_8_resnet18", "fig7_9_resnet18"):
+        assert (img / f"{name}.png").read_bytes()[:4] == b"\x89PNG", name
+    fig78 = text.split("## Thesis Figures 7.8")[1].split("## ")[0]
+    layer = next(ln for ln in fig78.splitlines() if ln.startswith("| conv5_1 ")).split(" | ")
+    seq, db, lo = (float(v) for v in layer[1:4])
+    assert 0 < seq < db <= lo <= 1
     # --render-only: the same document again from the recorded points, without a sweep
     assert ev.results_path(out) == tmp_path / "evaluation.results.json"
     out.write_text("stale")
@@ -71,6 +85,8 @@ def _small_plan():
     for label, (app, params) in SMALL.items():
         tasks[f"table {label}"] = ev.Task(app, dict(params), ev.PNR_STAGES)
     tasks.update(ev.backend_plan(None))
+    tasks.update(ev.plan_ch7({"gpyr": dict(width=16, height=16, levels=2)},
+                             {"conv5_1": dict(SMALL["resnet"][1], ksize=3, stride=2)}))
     return tasks
 
 
