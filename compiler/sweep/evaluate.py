@@ -505,7 +505,8 @@ def energy_sections(energy: dict | None) -> list[str]:
             continue
         o = ours.get(row)
         if o is None:
-            rows.append([row, "—", "—", ref[0], ref[1], "not built yet"])
+            rows.append([row, "—", "—", ref[0], ref[1],
+                         "built; energy not measured (docs/backends.md \"Energy\")"])
         else:
             rows.append([row, f"{o['pj_per_access']:.2f}", f"{o['sram_pct']:.0f}", ref[0],
                          ref[1], "45 nm (FreePDK45), not comparable in absolute terms"])

@@ -149,7 +149,7 @@ def test_energy_sections_render_the_table_and_say_when_unmeasured():
          "ratio_pub_over_dp": {"0.5": 0.4, "1.0": 0.5, "1.5": 0.6}}
     text = "\n".join(energy_sections({"table_7_2": t}))
     assert "PUB / DP+AG = 0.50" in text and "whole line buffer" in text and ": 0.25 (" in text
-    assert "| DP SRAM + AG | 4.00 |" in text and "not built yet" in text   # buffet, DP + PEs
+    assert "| DP SRAM + AG | 4.00 |" in text and "energy not measured" in text   # buffet, DP + PEs
 
 
 def test_table_v_comment_compares_harris_with_the_paper():
