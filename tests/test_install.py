@@ -131,7 +131,7 @@ def test_installed_package_runs_outside_the_checkout(tmp_path, capsys):
 
     res = _run([bin_ / "ubc", "map", "gaussian"], work, env)
     assert ubc_main(["map", "gaussian"]) == 0
-    assert res.stdout == capsys.readouterr().out and "PUB tiles" in res.stdout
+    assert res.stdout == capsys.readouterr().out and "backend pub" in res.stdout
 
     res = _run([bin_ / "ubgen", "regmap", "--block", "pub"], work, env)
     regmap = json.loads(res.stdout)

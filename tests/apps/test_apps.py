@@ -8,7 +8,7 @@ import pytest
 
 import apps
 from apps import APPS, get_app
-from apps._common import test_image
+from apps._common import test_image as natural_image
 from compiler.interp import run
 from compiler.ir import Program, ProgramError
 from compiler.ir.program import kernel_to_dict
@@ -133,7 +133,7 @@ def test_reference_matches_halide(name):
     shape = {"brighten_blur": (64, 64, 16), "unsharp": (64, 64, 3)}.get(name, (64, 64))
     extremes = [np.full(shape, v, dtype=np.uint16) for v in (0, 200, 255)]
     host = getattr(mod, "host_input", None)          # the host's part of the generator
-    natural = test_image(5, *shape) if host else mod.make_inputs(5)["input"]
+    natural = natural_image(5, *shape) if host else mod.make_inputs(5)["input"]
     for img in [_random_image(11, shape), natural] + extremes:
         want = getattr(H, name)(img)
         got = mod.reference({"input": host(img) if host else img})

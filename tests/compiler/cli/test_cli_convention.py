@@ -93,8 +93,8 @@ def test_unknown_arch_lists_the_shipped_ones(capsys):
     assert main(["schedule", "gaussian", "--arch", "cgra_9x9"]) == 2
     err = capsys.readouterr().err
     assert err == ("ubc: error: unknown arch 'cgra_9x9'; shipped archs: cgra_16x32, cgra_2x2, "
-                   "cgra_4x16, cgra_4x4, cgra_8x8, pub, pub_small (or the path of a .toml constraints "
-                   "file)\n")
+                   "cgra_4x16, cgra_4x4, cgra_8x8, cgra_dp_16x32, cgra_dp_4x8, cgra_dppe_16x32, "
+                   "cgra_dppe_4x8, pub, pub_small (or the path of a .toml constraints file)\n")
 
 
 def test_refused_buffer_names_app_buffer_cause_and_cure(tmp_path, capsys):
