@@ -29,6 +29,7 @@ from ubgen.array.layout import ArrayLayout
 from ubgen.controller import AffineMap, ControllerConfig, encode_controller
 from ubgen.io.spec import GLB2F_LATENCY, F2GLB_LATENCY, io_layouts
 from ubgen.pe import PEOp, counter_next, pe_reference
+from ubgen.pe.ops import step_reset
 from ubgen.pe.spec import BIT_INPUTS, DATA_INPUTS
 from ubgen.mem.spec import MEM_STATUS
 from ubgen.top.cgra_top import CONTROL, GLB_BASE, GLB_ROWS_BASE, control_address, glb_address, tile_address
@@ -138,6 +139,37 @@ def pe_cases(per_op: int = CASES_PER_OP) -> list[tuple[PEOp, int, dict]]:
     return cases
 
 
+def pe_trace(op: PEOp, words: list[int], bits: list[int], lut: int, cycles: int
+             ) -> list[tuple[int, int]]:
+    """The ALU output ``(res, res_p)`` of a PE with constant inputs during each of the first
+    ``cycles`` unstalled running cycles. The stateful ops start from their reset at run's rise:
+    COUNTER's ``count`` from 0, STEP's state (the output register) from ``step_reset(c)``; the
+    output register holds the previous cycle's ALU output, so from cycle 1 on STEP's state is
+    ``trace[t - 1]``."""
+    count, (acc, _) = 0, step_reset(words[2])
+    trace = []
+    for _ in range(cycles):
+        out = pe_reference(op, *words, tuple(bits), lut=lut, count=count, acc=acc)
+        trace.append(out)
+        count = counter_next(count, words[0], tuple(bits)) if op is PEOp.COUNTER else 0
+        acc = out[0]
+    return trace
+
+
+def test_pe_trace_stateful_ops():
+    """The expected-value model's states, on hand-worked cases: STEP holds ``c`` without bit0,
+    counts down and reloads with bit2 and ``a = -1``; COUNTER wraps at its modulus. Negative
+    control: a STEP trace that ignored the reset to ``c`` (state 0) differs."""
+    assert pe_trace(PEOp.STEP, [684, 1, 1], [0, 0, 1], 1, 3) == [(1, 0)] * 3
+    assert [r for r, _ in pe_trace(PEOp.STEP, [0xFFFF, 2, 2], [1, 0, 1], 0, 6)] == [1, 0, 2, 1,
+                                                                                    0, 2]
+    assert [p for _, p in pe_trace(PEOp.STEP, [0xFFFF, 2, 2], [1, 0, 1], 0, 6)] == [0, 1, 0, 0,
+                                                                                    1, 0]
+    assert [r for r, _ in pe_trace(PEOp.COUNTER, [3, 0, 0], [1, 0, 0], 0, 5)] == [0, 1, 2, 0, 1]
+    assert pe_trace(PEOp.STEP, [684, 1, 0], [0, 0, 1], 1, 3) != pe_trace(
+        PEOp.STEP, [684, 1, 1], [0, 0, 1], 1, 3)
+
+
 def pe_sweep(p: Planner) -> dict:
     """Every PE op through the real config path, on the operands of :func:`pe_cases`: a PE with
     constant inputs, its res routed to IO tile 0 and its res_p to IO tile 1; both IO tiles'
@@ -167,11 +199,7 @@ def pe_sweep(p: Planner) -> dict:
         changed = {n: v for n, v in moved.items() if sampler[n] != v}
         for col in (0, 1):
             writes += p.writes(col, changed)
-        # expected: the PE output during unstalled cycle t (COUNTER counts from run's rise)
-        count, comb = 0, []
-        for t in range(SAMPLE_START + SAMPLES):
-            comb.append(pe_reference(op, *words, tuple(bits), lut=lut, count=count))
-            count = counter_next(count, words[0], tuple(bits)) if op is PEOp.COUNTER else 0
+        comb = pe_trace(op, words, bits, lut, SAMPLE_START + SAMPLES)
         expected = []
         for i in range(SAMPLES):
             res, res_p = comb[SAMPLE_START + i - out_reg]
