@@ -18,7 +18,7 @@ EVAL_ARGS ?=
 help:
 	@echo "make sim APP=gaussian [ARCH=cgra_8x8] [SIZE=\"width=16 height=12\"] [LEVEL=pub]"
 	@echo "                        compile, place and route the app, run it on the generated"
-	@echo "                        cgra_top in Verilator over AXI-Lite, check it bit-exactly and"
+	@echo "                        cgra_top in Verilator (data in AXI4 bursts), check it bit-exactly and"
 	@echo "                        its cycles (WAVES=1: FST waveform; docs/simulation.md); without"
 	@echo "                        ARCH, the smallest shipped array the app fits and routes on;"
 	@echo "                        ENERGY=1: also its energy from gate-level switching"
@@ -42,7 +42,7 @@ help:
 	@echo "                        cgra_16x32; ~30 min; docs/array.md)"
 	@echo "make evaluate [WORKERS=2]  the thesis/paper evaluation on the sweep engine (Dask,"
 	@echo "                        WORKERS local processes; EVAL_ARGS=\"--scheduler tcp://H:P\" for a"
-	@echo "                        cluster): writes docs/evaluation.md and docs/img/fig7_5_*.png,"
+	@echo "                        cluster): writes docs/evaluation.md and docs/img/fig7_*.png,"
 	@echo "                        prints the wall time; points cached in build/sweep/cache"
 	@echo "                        (docs/sweep.md)"
 	@echo "make setup | clean"

@@ -14,7 +14,7 @@ def test_every_constraints_file_sets_rf_words(path):
     mem = tomllib.loads(path.read_text())["mem"]
     assert mem["rf_words"] == 32
     arch = load_arch(path)
-    assert arch.mem == MemParams(32, mem.get("rf_contexts", 1), kind=arch.mem.kind)
+    assert arch.mem == MemParams(32, mem.get("rf_contexts", 1), kind=mem.get("kind", "pub"))
     assert arch.mem.rf_addr_width == 5
 
 
