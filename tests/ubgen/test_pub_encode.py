@@ -83,3 +83,23 @@ def test_a_wider_arch_takes_them():
         (k, 4 if k == "in2agg" else n) for k, n in c.dims)))
     encode_pub({"tb2out_0": ctl((5000,), 10, (1,), tb=(0, (1,)))}, wide)
     encode_pub({"in2agg_0": ctl((2, 3, 5, 7), 0, (1, 3, 10, 60), agg=(0, (1, 4, 4, 4)))}, wide)
+
+
+def test_slacks_of_a_fitted_agg2sram_come_from_its_given_schedule():
+    """agg2sram has no schedule registers, so fitting it to the controller's levels may fuse
+    two levels whose addresses are one loop but whose fire times are not (a 7-pixel row in two
+    wide words, rows 12 cycles apart: 2 x 4 != 12). The slacks are checked against the given
+    schedule (a ResNet-18 conv5_x-shaped layer's out_mem, tests/rtl/test_e2e.py), not against
+    the fused one, whose fires would come 4 cycles per row too early."""
+    prm = load_arch("cgra_8x8").pub
+    rows = (7, 7, 3, 3, 2, 2)
+    cfg = {"in2agg_0": ctl(rows, 19, (1, 12, 84, 252, 756, 1512), agg=(0, (1, 0, 0, 0, 0, 0))),
+           "agg2sram_0": ctl((2,) + rows[1:], 23, (4, 12, 84, 252, 756, 1512),
+                             agg=(0, (1, 0, 0, 0, 0, 0)), sram=(0, (1, 2, 0, 0, 0, 14)))}
+    regs = encode_pub(cfg, prm)
+    assert (regs["agg2sram_0_slack"], regs["agg2sram_0_row_slack"]) == (0, 1)
+    # negative control: the fused schedule given as the schedule is refused (its fires drift)
+    fused = dict(cfg, agg2sram_0=ctl((14, 3, 6, 2), 23, (4, 84, 252, 1512),
+                                     agg=(0, (1, 0, 0, 0)), sram=(0, (1, 0, 0, 14))))
+    with pytest.raises(EncodeError, match=r"waits -24\.\.0 cycles .*\(agg2sram_0_slack\)"):
+        encode_pub(fused, prm)

@@ -205,6 +205,8 @@ def encode_pub(configs: dict[str, ControllerConfig], params: PUBParams) -> dict[
                                   f"not {cfg.addresses[ag]} ({name}_{ag})")
     for p in range(params.input_ports):
         n = f"agg2sram_{p}"
+        # agg2sram has no schedule registers, so fitting may fuse levels whose fire times are
+        # not one loop; its fires are the given configuration's (the same order, fitted or not)
         regs[f"{n}_slack"], regs[f"{n}_row_slack"] = agg_slacks(
-            fitted[f"in2agg_{p}"], fitted[n], params, n)
+            fitted[f"in2agg_{p}"], configs.get(n, ControllerConfig.disabled()), params, n)
     return regs
