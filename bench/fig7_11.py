@@ -147,6 +147,18 @@ def cgra_cycles(app: str) -> dict:
     return out
 
 
+RECORD = ROOT / "docs" / "data" / "fig7_11.json"
+
+
+def merged_rows(record: Path, measured: list[dict]) -> list[dict]:
+    """The recorded rows with the apps just measured replaced (in place) or appended, so that a
+    run over some apps (``--apps``) keeps the others' rows in the record and the plot."""
+    old = json.loads(record.read_text())["rows"] if record.exists() else []
+    new = {r["app"]: r for r in measured}
+    rows = [new.pop(r["app"], r) for r in old]
+    return rows + [r for r in measured if r["app"] in new]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--apps", nargs="+", default=APPS)
@@ -182,10 +194,11 @@ def main(argv=None) -> int:
         print(f"| {app} | {c['pixels']} | {meas} | {row['cgra_ns']:.3f} | "
               f"{fmt('fpga_cycles', 'd')} | {fmt('fpga_fmax', '.1f')} | {fmt('fpga_ns', '.2f')} "
               f"| {fmt('cpu_ns', '.2f')} | {fmt('cpu_auto_ns', '.2f')} |", flush=True)
+    rows = merged_rows(RECORD, rows)
     out = {"thesis_clock_mhz": THESIS_CLOCK_MHZ, "cpu": cpu_name(), "reps": args.reps,
            "autoscheduler": AUTOSCHEDULER, "rows": rows}
-    (ROOT / "docs" / "data").mkdir(parents=True, exist_ok=True)
-    (ROOT / "docs" / "data" / "fig7_11.json").write_text(json.dumps(out, indent=1) + "\n")
+    RECORD.parent.mkdir(parents=True, exist_ok=True)
+    RECORD.write_text(json.dumps(out, indent=1) + "\n")
     plot(rows, Path(args.plot))
     print(f"wrote {args.plot}")
     return 0
