@@ -41,15 +41,6 @@ def _input(a: np.ndarray, t=U16) -> tuple[hl.Func, hl.Var, hl.Var]:
     return f, x, y
 
 
-def _conv3x3(f: hl.Func, x, y, weights, name: str) -> hl.Func:
-    """``sum w[dy][dx] * f(x+dx, y+dy)`` with an RDom (in f's type)."""
-    kbuf = to_hl(np.array(weights, dtype=np.int16).T)  # kbuf[dx, dy]
-    r = hl.RDom([(0, 3), (0, 3)])
-    g = hl.Func(name)
-    g[x, y] = hl.sum(hl.cast(f.type(), kbuf[r.x, r.y]) * f[x + r.x, y + r.y])
-    return g
-
-
 def gaussian(img: np.ndarray) -> dict:
     """The reference generator (Halide-to-Hardware apps/gaussian, gaussian_generator.cpp) as it
     is written: uint8 input cast to int16, the float32 sigma = 1.5 weights, an int32 sum."""
@@ -81,16 +72,30 @@ def gaussian(img: np.ndarray) -> dict:
 
 
 def cascade(img: np.ndarray) -> dict:
-    f, x, y = _input(img)
-    k = [[1, 2, 1], [2, 4, 2], [1, 2, 1]]
-    b1 = _conv3x3(f, x, y, k, "b1")
-    n1 = hl.Func("n1")
-    n1[x, y] = b1[x, y] >> 4
-    b2 = _conv3x3(n1, x, y, k, "b2")
-    out = hl.Func("out")
-    out[x, y] = b2[x, y] >> 4
+    """The reference generator (Halide-to-Hardware apps/cascade, cascade_generator.cpp) as it
+    is written: a uint8 input cast to uint16, the int32 binomial ``kernel`` Func cast to uint16
+    in each term, two unnormalised 3x3 convolutions as pure definitions and RDom updates, the
+    output ``cast<uint8_t>(conv2)`` over ``w - 4`` x ``h - 4``."""
+    x, y = hl.Var("x"), hl.Var("y")
+    inp = to_hl(img.astype(np.uint8))
+    kernel = hl.Func("kernel")
+    kernel[x, y] = 0
+    for (i, j), v in {(0, 0): 1, (0, 1): 2, (0, 2): 1, (1, 0): 2, (1, 1): 4, (1, 2): 2,
+                      (2, 0): 1, (2, 1): 2, (2, 2): 1}.items():
+        kernel[i, j] = v
+    r = hl.RDom([(0, 3), (0, 3)])
+    hw_input_copy, hw_input = hl.Func("hw_input_copy"), hl.Func("hw_input")
+    hw_input_copy[x, y] = hl.cast(U16, inp[x, y])
+    hw_input[x, y] = hw_input_copy[x, y]
+    conv1, conv2 = hl.Func("conv1"), hl.Func("conv2")
+    conv1[x, y] = hl.cast(U16, 0)
+    conv2[x, y] = hl.cast(U16, 0)
+    conv1[x, y] += hl.cast(U16, kernel[r.x, r.y]) * hw_input[x + r.x, y + r.y]
+    conv2[x, y] += hl.cast(U16, kernel[r.x, r.y]) * conv1[x + r.x, y + r.y]
+    hw_output = hl.Func("hw_output")
+    hw_output[x, y] = hl.cast(hl.UInt(8), conv2[x, y])
     w, h = img.shape
-    return {"output": realize(out, w - 4, h - 4)}
+    return {"output": realize(hw_output, w - 4, h - 4).astype(np.uint16)}
 
 
 def harris(img: np.ndarray) -> dict:

@@ -186,6 +186,22 @@ def test_laplacian_input_is_the_edge_repeated_region_the_reference_reads():
     assert not np.array_equal(mod.reference({"input": zeros}, 16, 12)["output"], want)
 
 
+def test_cascade_keeps_the_generators_unnormalised_sums_and_uint8_cast():
+    """cascade_generator.cpp feeds the first convolution's sums to the second unscaled and keeps
+    the low 8 bits of the second's (docs/apps.md). On a flat image of v every output is
+    (256 v) mod 256 = 0, so the flat images of test_reference_matches_halide check only that;
+    a random image checks the values. As a negative control, the normalised blurs ``>> 4`` this
+    app used to compute differ from the generator."""
+    img = _random_image(6, (12, 10))
+    want = H.cascade(img)["output"]
+    assert want.shape == (8, 6) and len(np.unique(want)) > 20
+    assert np.array_equal(apps.cascade.reference({"input": img}, 12, 10)["output"], want)
+    k = apps.cascade.KERNEL
+    blur1 = apps._common.weighted_window(img, k, 10, 8) >> 4
+    normalised = apps._common.weighted_window(blur1, k, 8, 6) >> 4
+    assert not np.array_equal(normalised, want)
+
+
 @pytest.mark.parametrize("name, sizes, units", [
     ("gpyr", dict(share=True), 1),
     ("srcnn", dict(SMALL["srcnn"], share=True), 4),
