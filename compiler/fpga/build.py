@@ -55,6 +55,13 @@ class FPGANetlist(Netlist):
     kinds = KINDS
 
 
+def counter_width(completion: int) -> int:
+    """Bits of the design's cycle counter for a run whose last fire is at ``completion``: the
+    count ``completion + 1`` with one spare bit, so the counter never wraps before the last
+    output (at least 2 bits)."""
+    return max(2, (completion + 1).bit_length() + 1)
+
+
 def stream_dict(st: Stream) -> dict:
     """A host stream as data: extents (innermost first), cycle and per buffer dimension the
     element index of every fire, as affine maps."""
@@ -92,9 +99,7 @@ class _FPGABuilder(NetlistBuilder):
     def __init__(self, program: Program, schedule: Schedule,
                  buffers: dict[str, UnifiedBuffer], impls: dict[str, UBImpl], arch: Arch):
         super().__init__(program, schedule, buffers, impls, arch)
-        # every fire is at most at the completion cycle; one spare bit keeps the counter from
-        # wrapping before the last output
-        self.cycle_width = max(2, (schedule.completion + 1).bit_length() + 1)
+        self.cycle_width = counter_width(schedule.completion)
         self.n_timers = 0
 
     # --- controllers ----------------------------------------------------------------------
