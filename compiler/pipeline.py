@@ -439,11 +439,14 @@ def size_errors() -> tuple[type[BaseException], ...]:
 
 
 def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=None,
-                  shape: tuple[int, ...] | None = None, **options) -> CompileResult:
+                  shape: tuple[int, ...] | None = None, attempts: int = 8,
+                  **options) -> CompileResult:
     """The app as runs of one tile (:mod:`compiler.tiling`): the tile shape with the fewest
-    runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist),
-    or the given output tile ``shape``. Raises :class:`compiler.tiling.region.TilingError` (a
-    ``ValueError``) when none does (when the given shape does not)."""
+    runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist;
+    at most ``attempts`` shapes compiled), or the given output tile ``shape``. Raises
+    :class:`compiler.tiling.region.TilingError` (a ``ValueError``) when none does (when the
+    given shape does not); its ``resources`` are those of the last tile compiled when it ran
+    out of a resource of the array (``{}`` otherwise), so a caller can name them."""
     from .tiling.choose import choose
     from .tiling.plan import plan_tiles
     from .tiling.region import TilingError
@@ -454,11 +457,15 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
     if isinstance(arch, (str, Path)):
         arch = load_arch(arch)
 
+    short: dict[str, tuple[int, int]] = {}
+
     def fits(plan) -> str | None:
+        short.clear()
         try:
             r = compile_app(plan.program, arch, source.sizes, until="netlist", **options)
             ok, why = r.fits()
             if not ok:
+                short.update(r.resources())
                 return why
             r.run(stop)
         except size_errors() + (FitError, PnRError) as e:
@@ -466,14 +473,18 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
         done[id(plan)] = r
         return None
 
-    if shape is None:
-        plan = choose(source.program, arch, fits, log=log).plan
-    else:
-        plan = plan_tiles(source.program, tuple(shape))
-        why = fits(plan)
-        if why is not None:
-            raise TilingError(f"{source.name}: tile {list(plan.shape)} does not fit "
-                              f"{arch.name} ({why})")
+    try:
+        if shape is None:
+            plan = choose(source.program, arch, fits, attempts=attempts, log=log).plan
+        else:
+            plan = plan_tiles(source.program, tuple(shape))
+            why = fits(plan)
+            if why is not None:
+                raise TilingError(f"{source.name}: tile {list(plan.shape)} does not fit "
+                                  f"{arch.name} ({why})")
+    except TilingError as e:
+        e.resources = dict(short)
+        raise
     result = done[id(plan)]
     result.app, result.whole, result.tiling = source.name, source, plan
     if STAGES.index(until) > STAGES.index(stop):
