@@ -1,0 +1,123 @@
+"""Channel blocks (compiler.tiling.blocks): a conv layer's input-channel reduction run block by
+block, the partial sums of each run the next run's initial values, equals the whole layer's
+golden bit for bit (random small layers and block sizes on the golden interpreter, one layer on
+the netlist model); a dropped carry, a misaligned operand or a clipped carry differ (the
+negative controls); a block that does not divide the reduction is refused in one line."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler.frontend.source import app_inputs, establish_golden, load_app
+from compiler.interp import run as interp
+from compiler.tiling.blocks import block_inputs, first_carry, plan_channel_blocks, run_blocks
+from compiler.tiling.region import TilingError
+
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+SMALL = dict(width=5, height=4, in_channels=8, out_channels=4, ic_unroll=2, oc_unroll=2)
+
+
+def _whole(sizes: dict, seed: int = 0):
+    source = load_app("resnet", sizes)
+    inputs = app_inputs(source, seed)
+    return inputs, establish_golden(source, inputs).outputs
+
+
+@settings(max_examples=10, **SETTINGS)
+@given(w=st.integers(1, 6), h=st.integers(1, 5), icu=st.sampled_from([1, 2]),
+       nblocks=st.integers(1, 4), per_block=st.integers(1, 2), ocu=st.sampled_from([1, 2]),
+       ocb=st.integers(1, 2), ksize=st.sampled_from([1, 3]), stride=st.sampled_from([1, 2]),
+       io_lanes=st.sampled_from([0, 1]), seed=st.integers(0, 3))
+def test_channel_blocks_stitch_to_the_golden(w, h, icu, nblocks, per_block, ocu, ocb, ksize,
+                                             stride, io_lanes, seed):
+    block = icu * per_block
+    sizes = dict(width=w, height=h, in_channels=block * nblocks, out_channels=ocu * ocb,
+                 ic_unroll=icu, oc_unroll=ocu, ksize=ksize, stride=stride, io_lanes=io_lanes)
+    inputs, golden = _whole(sizes, seed)
+    plan = plan_channel_blocks("resnet", sizes, block)
+    assert plan.runs == nblocks
+    assert [(b.lo, b.hi) for b in plan.blocks] == [(j * block, (j + 1) * block)
+                                                  for j in range(nblocks)]
+    got = run_blocks(plan, inputs)
+    assert set(got) == {"output"}
+    assert np.array_equal(got["output"], golden["output"]), sizes
+
+
+def test_the_block_program_reads_one_block_of_channels():
+    plan = plan_channel_blocks("resnet", SMALL, 2)
+    bufs = plan.program.buffers
+    assert bufs["input"].shape[0] == 2 and bufs["weights"].shape[0] == 2
+    assert "bias" not in bufs and bufs["psum"].shape == (4, 5, 4)
+    assert bufs["partial"].kind == "output" and bufs["output"].kind == "output"
+    whole = plan_channel_blocks("resnet", SMALL, 8)
+    assert len(list(plan.program.ops())) == len(list(whole.program.ops()))
+
+
+def test_block_order_is_free_but_the_sum_is_exact():
+    """Wrap-around addition is associative: the blocks reversed give the same layer."""
+    inputs, golden = _whole(SMALL)
+    plan = plan_channel_blocks("resnet", SMALL, 2)
+    plan.blocks = plan.blocks[::-1]
+    assert np.array_equal(run_blocks(plan, inputs)["output"], golden["output"])
+
+
+def test_negative_control_a_dropped_carry_differs():
+    """Every block starting from the bias again (the carry dropped) is not the layer."""
+    inputs, golden = _whole(SMALL)
+    plan = plan_channel_blocks("resnet", SMALL, 2)
+    start = first_carry(plan, inputs)
+
+    def forgetful(block_in):
+        return interp(plan.program, dict(block_in, **start))
+    got = run_blocks(plan, inputs, run=forgetful)
+    assert not np.array_equal(got["output"], golden["output"])
+
+
+def test_negative_control_misaligned_channels_differ():
+    """The weights' blocks in another order than the activations' is not the layer."""
+    inputs, golden = _whole(SMALL)
+    plan = plan_channel_blocks("resnet", SMALL, 2)
+    bad = dict(inputs, weights=np.roll(inputs["weights"], 2, axis=0))
+    assert not np.array_equal(run_blocks(plan, bad)["output"], golden["output"])
+
+
+def test_negative_control_a_clipped_carry_differs():
+    """Carrying the ReLU of the partial sums (ReLU before the last block) is not the layer:
+    the block Program's raw ``partial`` must be what the next run starts from."""
+    inputs, golden = _whole(SMALL)
+    plan = plan_channel_blocks("resnet", SMALL, 2)
+    partial = []
+
+    def relu_carry(block_in):
+        out = interp(plan.program, block_in)
+        partial.append(out["partial"])
+        return dict(out, partial=out["output"])
+    got = run_blocks(plan, inputs, run=relu_carry)
+    assert any((p < 0).any() for p in partial[:-1])      # there was something to clip
+    assert not np.array_equal(got["output"], golden["output"])
+
+
+def test_block_inputs_cut_the_reduced_operands_only():
+    inputs, _golden = _whole(SMALL)
+    plan = plan_channel_blocks("resnet", SMALL, 2)
+    carry = first_carry(plan, inputs)
+    assert np.array_equal(carry["psum"][:, 3, 2], inputs["bias"])
+    got = block_inputs(plan, plan.blocks[2], inputs, carry)
+    assert np.array_equal(got["input"], inputs["input"][4:6])
+    assert np.array_equal(got["weights"], inputs["weights"][4:6])
+    assert got["psum"] is carry["psum"] or np.array_equal(got["psum"], carry["psum"])
+
+
+@pytest.mark.parametrize("block,why", [(3, "must divide 8"), (1, "multiple of ic_unroll=2"),
+                                       (0, "must divide")])
+def test_a_block_that_does_not_cut_the_reduction_is_refused(block, why):
+    with pytest.raises(TilingError, match=why) as e:
+        plan_channel_blocks("resnet", SMALL, block)
+    assert "\n" not in str(e.value)
+
+
+def test_an_app_without_channel_blocks_is_refused():
+    with pytest.raises(TilingError, match="declares no channel blocks"):
+        plan_channel_blocks("gaussian", {"width": 8, "height": 8}, 2)
