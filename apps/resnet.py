@@ -47,9 +47,9 @@ read for the schedule only) or the thesis:
 With ``carry=1`` the layer is one input-channel block of a larger layer (docs/tiling.md
 "Channel blocks"): the accumulators start from the partial sums ``psum[k, x, y]`` of the
 blocks before it (an input from the global buffer, in place of the bias: the bias is the first
-block's ``psum``) and the drain writes both the raw sums ``partial`` (the next block's
-``psum``) and their ReLU ``output`` (the layer's output after the last block), so one
-configuration runs every block.
+block's ``psum``). ``relu=0`` drains the raw sums (the next block's ``psum``): the drain's
+``max(a, 0)`` becomes ``max(a, -32768)``, the identity on 16-bit words, so the blocks before
+the last and the last one differ only in that constant (one netlist, two constants).
 
 The paper's measured resnet (Tables VI/VII: 44876 -> 15614 cycles, 14048 SRAM words) is one 8x8
 channel block: ``in_channels=8, out_channels=8`` gives exactly 7200 + 576 + 6272 = 14048 words
@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.ir import Program, s16
+from compiler.ir import Kernel, Program, maximum, s16
 
 from compiler.frontend.loopnest import (add_op, lane_stage, mac_kernel, nest, pass_kernel,
                                         relu_kernel)
@@ -74,11 +74,12 @@ WEIGHT_MAX = 7
 
 def build(width: int = 28, height: int = 28, in_channels: int = 16, out_channels: int = 16,
           ic_unroll: int = 8, oc_unroll: int = 8, io_lanes: int = 1, ksize: int = KSIZE,
-          stride: int = 1, carry: int = 0) -> Program:
+          stride: int = 1, carry: int = 0, relu: int = 1) -> Program:
     check_sizes("resnet", width=width, height=height, in_channels=in_channels,
                 out_channels=out_channels, ic_unroll=ic_unroll, oc_unroll=oc_unroll,
                 ksize=ksize, stride=stride)
-    require("resnet", carry in (0, 1), f"carry must be 0 or 1, got {carry!r}")
+    require("resnet", carry in (0, 1) and relu in (0, 1),
+            f"carry and relu must be 0 or 1, got {carry!r} and {relu!r}")
     require("resnet", in_channels % ic_unroll == 0 and out_channels % oc_unroll == 0,
             f"channels ({in_channels}, {out_channels}) must be multiples of the unroll factors "
             f"({ic_unroll}, {oc_unroll})")
@@ -95,8 +96,7 @@ def build(width: int = 28, height: int = 28, in_channels: int = 16, out_channels
     prog.add_buffer("w_mem", (ic, ocu, K, K), s16)
     prog.add_buffer("out_mem", (ocu, width, height), s16)
     prog.add_output("output", (oc, width, height), s16)
-    if carry:
-        prog.add_output("partial", (oc, width, height), s16)
+    drain = relu_kernel("relu_kernel") if relu else floor_kernel("relu_kernel", S16_MIN)
 
     ko = prog.add_loop("ko", 0, oc // ocu)
     kg = ko.var * ocu                                   # first output channel of the block
@@ -137,18 +137,20 @@ def build(width: int = 28, height: int = 28, in_channels: int = 16, out_channels
         loop, i = nest(ko, "drain", ("y", height), ("x", width))
         for k in range(ocu):
             add_op(loop, f"drain_{k}", ("output", kg + k, i["x"], i["y"]),
-                   [("out_mem", k, i["x"], i["y"])], relu_kernel("relu_kernel"))
-            if carry:
-                add_op(loop, f"carry_{k}", ("partial", kg + k, i["x"], i["y"]),
-                       [("out_mem", k, i["x"], i["y"])], pass_kernel("carry_pass", s16))
+                   [("out_mem", k, i["x"], i["y"])], drain)
     else:
         loop, i = nest(ko, "drain", ("y", height), ("x", width), ("k", ocu))
         add_op(loop, "drain", ("output", kg + i["k"], i["x"], i["y"]),
-               [("out_mem", i["k"], i["x"], i["y"])], relu_kernel("relu_kernel"))
-        if carry:
-            add_op(loop, "carry", ("partial", kg + i["k"], i["x"], i["y"]),
-                   [("out_mem", i["k"], i["x"], i["y"])], pass_kernel("carry_pass", s16))
+               [("out_mem", i["k"], i["x"], i["y"])], drain)
     return prog.validate()
+
+
+S16_MIN = -(1 << 15)
+
+
+def floor_kernel(name: str, floor: int):
+    """``max(a, floor)``: ReLU at ``floor = 0``, the identity at the smallest s16."""
+    return Kernel.from_fn(name, lambda a: maximum(a, floor), s16)
 
 
 def _initial(carry: int, k, i: dict) -> tuple:
@@ -197,7 +199,8 @@ def in_size(out: int, ksize: int = KSIZE, stride: int = 1) -> int:
 
 def make_inputs(seed: int = 0, width: int = 28, height: int = 28, in_channels: int = 16,
                 out_channels: int = 16, ic_unroll: int = 8, oc_unroll: int = 8,
-                io_lanes: int = 1, ksize: int = KSIZE, stride: int = 1, carry: int = 0):
+                io_lanes: int = 1, ksize: int = KSIZE, stride: int = 1, carry: int = 0,
+                relu: int = 1):
     iw, ih = in_size(width, ksize, stride), in_size(height, ksize, stride)
     out = {"input": small_unsigned(seed, (in_channels, iw, ih), ACT_MAX),
            "weights": small_signed(seed + 1, (in_channels, out_channels, ksize, ksize),
@@ -218,11 +221,11 @@ def initial_carry(inputs: dict, width: int = 28, height: int = 28, **_sizes) -> 
 
 # The input-channel reduction as runs of channel blocks (compiler.tiling.blocks): the size
 # that is the reduction's extent, its unroll (a block is a multiple of it), the inputs cut
-# along it (buffer -> dimension), the size that makes a block Program, and the carried
-# buffers (input, output).
+# along it (buffer -> dimension), the size that makes a block Program, the size that is 1 for
+# the last block only, and the carried buffers (input, output of the blocks before the last).
 CHANNEL_BLOCKS = {"size": "in_channels", "unroll": "ic_unroll",
-                  "sliced": {"input": 0, "weights": 0}, "flag": "carry",
-                  "carry_in": "psum", "carry_out": "partial", "output": "output"}
+                  "sliced": {"input": 0, "weights": 0}, "flag": "carry", "last": "relu",
+                  "carry_in": "psum", "carry_out": "output", "output": "output"}
 
 
 def conv_reference(act: np.ndarray, weights: np.ndarray, bias: np.ndarray, width: int,
@@ -242,7 +245,8 @@ def conv_reference(act: np.ndarray, weights: np.ndarray, bias: np.ndarray, width
 
 def reference(inputs: dict, width: int = 28, height: int = 28, in_channels: int = 16,
               out_channels: int = 16, ic_unroll: int = 8, oc_unroll: int = 8,
-              io_lanes: int = 1, ksize: int = KSIZE, stride: int = 1, carry: int = 0):
+              io_lanes: int = 1, ksize: int = KSIZE, stride: int = 1, carry: int = 0,
+              relu: int = 1):
     w = np.asarray(inputs["weights"])
     zero = np.zeros(w.shape[1], dtype=np.int64)
     acc = conv_reference(inputs["input"], w, zero if carry else inputs["bias"], width, height,
@@ -250,7 +254,4 @@ def reference(inputs: dict, width: int = 28, height: int = 28, in_channels: int 
     if carry:
         acc = acc + np.asarray(inputs["psum"], dtype=np.int64)
     acc = wrap(acc, s16)
-    out = {"output": to_dtype(np.maximum(acc, 0), s16)}
-    if carry:
-        out["partial"] = to_dtype(acc, s16)
-    return out
+    return {"output": to_dtype(np.maximum(acc, 0) if relu else acc, s16)}

@@ -9,10 +9,14 @@ and starts from the partial sums of the blocks before it: the accumulator's init
 which the whole layer takes from the bias, is for block ``j`` the partial sums block ``j - 1``
 wrote. The app declares the reduction (``CHANNEL_BLOCKS`` in its module: the size that is the
 reduction's extent and its unroll, the inputs cut along it, the size that builds the block
-Program, the carried input and output) and the first block's carry (``initial_carry``: the
-bias laid out as partial sums). The block Program writes both the raw partial sums and the
-layer's output (ReLU of them), so one configuration serves every block; the host keeps the
-last block's output.
+Program, the size that marks the last block, the carried input and output) and the first
+block's carry (``initial_carry``: the bias laid out as partial sums). The blocks before the
+last drain the raw partial sums; the last applies the layer's ReLU: two Programs that differ
+only in the drain's constant (resnet: ``max(a, -32768)``, the identity, against
+``max(a, 0)``), so they share one netlist, placement and routing and their configurations
+differ in those constants only. ReLU as a pass of its own would cost one more run and one more
+round trip of the whole output through the global buffer; ReLU in every block would clip the
+partial sums (a negative control of the tests).
 
 :func:`plan_channel_blocks` makes the plan (the block Program and the channel range of every
 run), :func:`block_inputs` one run's host inputs, :func:`run_blocks` runs the plan with any
@@ -31,7 +35,8 @@ import numpy as np
 from ..ir.program import Program
 from .region import TilingError
 
-Runner = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
+# a runner: (one run's host inputs, whether it is the last block) -> that run's outputs
+Runner = Callable[[dict[str, np.ndarray], bool], dict[str, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -44,13 +49,14 @@ class ChannelBlock:
 
 @dataclass
 class BlockPlan:
-    """The block Program (the same for every run), the runs in order, the whole layer's
-    sizes and the app's reduction declaration."""
+    """The block Programs (``program`` for the blocks before the last, ``last`` for the
+    last), the runs in order, the whole layer's sizes and the app's reduction declaration."""
     app: str
     sizes: dict[str, int]                 # the whole layer's
     block: int                            # reduction channels per run
     blocks: list[ChannelBlock]
     program: Program
+    last: Program
     spec: dict
     module: object = None
 
@@ -58,10 +64,13 @@ class BlockPlan:
     def runs(self) -> int:
         return len(self.blocks)
 
-    @property
-    def block_sizes(self) -> dict[str, int]:
-        """The sizes that build the block Program."""
-        return {**self.sizes, self.spec["size"]: self.block, self.spec["flag"]: 1}
+    def block_sizes(self, last: bool) -> dict[str, int]:
+        """The sizes that build the block Program (the last block's with ``last``)."""
+        return {**self.sizes, self.spec["size"]: self.block, self.spec["flag"]: 1,
+                self.spec["last"]: int(last)}
+
+    def program_for(self, last: bool) -> Program:
+        return self.last if last else self.program
 
     def to_dict(self) -> dict:
         return {"app": self.app, "sizes": self.sizes, "block": self.block, "runs": self.runs,
@@ -96,15 +105,17 @@ def plan_channel_blocks(app: str, sizes: dict[str, int] | None, block: int) -> B
         raise TilingError(f"{app}: a block of {block} {spec['size']} must divide {extent} and "
                           f"be a multiple of {spec['unroll']}={unroll}")
     blocks = [ChannelBlock(j, j * block, (j + 1) * block) for j in range(extent // block)]
-    plan = BlockPlan(app, dict(sizes or {}), block, blocks, whole.program, spec, whole.module)
-    plan.program = load_app(app, plan.block_sizes).program
+    plan = BlockPlan(app, dict(sizes or {}), block, blocks, whole.program, whole.program, spec,
+                     whole.module)
+    plan.program = load_app(app, plan.block_sizes(False)).program
+    plan.last = load_app(app, plan.block_sizes(True)).program
     return plan
 
 
 def first_carry(plan: BlockPlan, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The first block's carried input from the whole layer's inputs (the app's
     ``initial_carry``: the bias as partial sums)."""
-    return plan.module.initial_carry(inputs, **plan.block_sizes)
+    return plan.module.initial_carry(inputs, **plan.block_sizes(False))
 
 
 def block_inputs(plan: BlockPlan, blk: ChannelBlock, inputs: dict[str, np.ndarray],
@@ -128,19 +139,19 @@ def block_inputs(plan: BlockPlan, blk: ChannelBlock, inputs: dict[str, np.ndarra
 
 def run_blocks(plan: BlockPlan, inputs: dict[str, np.ndarray], run: Runner | None = None,
                log=None) -> dict[str, np.ndarray]:
-    """The layer's outputs computed block by block: each run (``run``: block inputs ->
-    block outputs; the golden interpreter on the block Program by default) starts from the
-    partial sums the run before wrote; the layer's output is the last run's."""
+    """The layer's outputs computed block by block: each run (``run(block inputs, last)``
+    -> block outputs; the golden interpreter on the block's Program by default) starts from
+    the partial sums the run before wrote; the layer's output is the last run's."""
     if run is None:
         from ..interp import run as interp
 
-        def run(block_in):
-            return interp(plan.program, block_in)
+        def run(block_in, last):
+            return interp(plan.program_for(last), block_in)
     spec = plan.spec
     carry = first_carry(plan, inputs)
     out: dict[str, np.ndarray] = {}
-    for blk in plan.blocks:
-        out = run(block_inputs(plan, blk, inputs, carry))
+    for n, blk in enumerate(plan.blocks):
+        out = run(block_inputs(plan, blk, inputs, carry), n == plan.runs - 1)
         carry = {spec["carry_in"]: np.asarray(out[spec["carry_out"]])}
         if log:
             log(f"block {blk.index}: {spec['size']} {blk.lo}..{blk.hi - 1}")

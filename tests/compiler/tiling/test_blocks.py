@@ -45,14 +45,19 @@ def test_channel_blocks_stitch_to_the_golden(w, h, icu, nblocks, per_block, ocu,
     assert np.array_equal(got["output"], golden["output"]), sizes
 
 
-def test_the_block_program_reads_one_block_of_channels():
+def test_the_block_programs_read_one_block_of_channels_and_differ_in_the_drain_only():
     plan = plan_channel_blocks("resnet", SMALL, 2)
     bufs = plan.program.buffers
     assert bufs["input"].shape[0] == 2 and bufs["weights"].shape[0] == 2
     assert "bias" not in bufs and bufs["psum"].shape == (4, 5, 4)
-    assert bufs["partial"].kind == "output" and bufs["output"].kind == "output"
-    whole = plan_channel_blocks("resnet", SMALL, 8)
-    assert len(list(plan.program.ops())) == len(list(whole.program.ops()))
+    assert bufs["output"].kind == "output"
+    a, b = plan.program.to_dict(), plan.last.to_dict()
+    assert a != b
+    ops_a = {op.name: op for op in plan.program.ops()}
+    ops_b = {op.name: op for op in plan.last.ops()}
+    assert ops_a.keys() == ops_b.keys() and len(ops_a) > 4
+    differ = sorted(n for n in ops_a if repr(ops_a[n].kernel) != repr(ops_b[n].kernel))
+    assert differ == ["drain_0", "drain_1"]
 
 
 def test_block_order_is_free_but_the_sum_is_exact():
@@ -69,8 +74,8 @@ def test_negative_control_a_dropped_carry_differs():
     plan = plan_channel_blocks("resnet", SMALL, 2)
     start = first_carry(plan, inputs)
 
-    def forgetful(block_in):
-        return interp(plan.program, dict(block_in, **start))
+    def forgetful(block_in, last):
+        return interp(plan.program_for(last), dict(block_in, **start))
     got = run_blocks(plan, inputs, run=forgetful)
     assert not np.array_equal(got["output"], golden["output"])
 
@@ -84,17 +89,17 @@ def test_negative_control_misaligned_channels_differ():
 
 
 def test_negative_control_a_clipped_carry_differs():
-    """Carrying the ReLU of the partial sums (ReLU before the last block) is not the layer:
-    the block Program's raw ``partial`` must be what the next run starts from."""
+    """The last block's configuration (ReLU) for every block clips the partial sums: not
+    the layer; the blocks before the last must drain the raw sums."""
     inputs, golden = _whole(SMALL)
     plan = plan_channel_blocks("resnet", SMALL, 2)
     partial = []
 
-    def relu_carry(block_in):
-        out = interp(plan.program, block_in)
-        partial.append(out["partial"])
-        return dict(out, partial=out["output"])
-    got = run_blocks(plan, inputs, run=relu_carry)
+    def relu_every_block(block_in, last):
+        out = interp(plan.last, block_in)
+        partial.append(interp(plan.program, block_in)["output"])
+        return out
+    got = run_blocks(plan, inputs, run=relu_every_block)
     assert any((p < 0).any() for p in partial[:-1])      # there was something to clip
     assert not np.array_equal(got["output"], golden["output"])
 
