@@ -432,10 +432,12 @@ class ArchChoice:
 def size_errors() -> tuple[type[BaseException], ...]:
     """What a whole program that is too large for an arch raises: the cycle counter
     (``ScheduleError``), a memory or chain it cannot have (``MappingError``), a register value
-    that does not fit (``NetlistError``); tiling may cure each (:func:`compile_fitting`)."""
+    that does not fit (``NetlistError``, ``RegisterWidthError``: a controller's fire past its
+    cycle counter); tiling may cure each (:func:`compile_fitting`)."""
+    from .ir.ubimpl import RegisterWidthError
     from .mapping.common import MappingError
     from .schedule.verify import ScheduleError
-    return (ScheduleError, MappingError, NetlistError)
+    return (ScheduleError, MappingError, NetlistError, RegisterWidthError)
 
 
 def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=None,

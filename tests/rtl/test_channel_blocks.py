@@ -5,8 +5,8 @@ run loaded, run and read back by the host runtime, the partial sums the RTL read
 run the next run's input, the last run's output equal to the whole layer's golden bit for bit
 and every run in its predicted cycles. The two configurations (the blocks before the last
 drain raw sums, the last applies ReLU) share one placement and routing and differ in the
-drain's constant only. Negative control: dropping the carry (the second run starting from the
-bias again) fails its check."""
+drain's constant only. Negative control (``make regress``): dropping the carry (the second
+run starting from the bias again) gives another layer."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -80,7 +80,10 @@ def test_channel_blocks_end_to_end(model):
     assert np.array_equal(got["output"], golden["output"])
 
 
+@pytest.mark.regress
 def test_negative_control_a_dropped_carry_fails(model):
+    """(``make regress``: two more RTL runs; the stitching's controls in CI are the golden
+    ones of tests/compiler/tiling/test_blocks.py.)"""
     plan, results = _compiled()
     source = load_app("resnet", SIZES)
     inputs = app_inputs(source, 0)

@@ -205,3 +205,34 @@ def test_unreachable_scheduler_is_a_one_line_error():
     with pytest.raises(SweepError, match="cannot connect to the Dask scheduler at tcp://"):
         with engine.dask_client("tcp://127.0.0.1:9", timeout="1s"):
             pass
+
+
+# --- a point whose whole program does not fit one run: runs of one output tile (docs/tiling.md)
+
+TILED = dict(width=24, height=20, cycle_width=8)     # 488 cycles whole, the counter's max 255
+
+
+def test_a_point_past_the_cycle_counter_runs_as_tiles():
+    r = evaluate_point("gaussian", dict(TILED, arch="cgra_8x8"))
+    assert r["status"] == "ok" and r["fits"] is True and r["error"] is None, r
+    assert r["runs"] == 3 and r["tile"] == [22, 6]
+    assert r["cycles_per_run"] == r["cycles_predicted"] <= 255
+    assert r["cycles"] == r["runs"] * r["cycles_per_run"]
+    assert r["notes"][0].startswith("tiled: whole program: schedule of gaussian needs 488 "
+                                    "cycles, beyond the 8-bit cycle counter")
+    assert "tiling" in r["seconds"]
+
+
+def test_a_point_that_fits_one_run_is_not_tiled():
+    r = evaluate_point("gaussian", dict(TILED, arch="cgra_8x8", cycle_width=9, width=12))
+    assert r["status"] == "ok" and "runs" not in r and "tiling" not in r["seconds"]
+
+
+def test_negative_control_a_tile_short_of_array_resources_does_not_fit():
+    """Tiling cures the counter, not a lack of hardware: on cgra_4x4 every tile of the same
+    point needs 13 PE tiles of 12; the point is "does-not-fit" naming them, not tiled."""
+    r = evaluate_point("gaussian", dict(TILED, arch="cgra_4x4"))
+    assert r["status"] == "does-not-fit" and r["out_of"] == ["PE tiles"], r
+    assert r["fit"]["PE tiles"] == {"used": 13, "available": 12}
+    assert "runs" not in r and r["error"] is None
+    assert "tiled: gaussian: no tile fits cgra_4x4" in r["notes"][0]
