@@ -77,11 +77,14 @@ class CompileResult:
     done: list[str] = field(default_factory=list)
     tiling: object = None             # compiler.tiling.plan.TilePlan: runs of a tile Program
     whole: AppSource | None = None    # the whole app when ``program`` is its tile
+    blocks: object = None             # compiler.tiling.blocks.BlockPlan: runs of channel blocks
 
     @property
     def runs(self) -> int:
-        """How many runs of this configuration the app takes (1 unless tiled)."""
-        return self.tiling.runs if self.tiling is not None else 1
+        """How many runs of this configuration the app takes (1 unless tiled): output tiles
+        times channel blocks."""
+        tiles = self.tiling.runs if self.tiling is not None else 1
+        return tiles * (self.blocks.runs if self.blocks is not None else 1)
 
     @property
     def module(self):
@@ -237,6 +240,9 @@ class CompileResult:
 
     def _stage_bundle(self) -> None:
         from .backend.bundle import make_bundle, make_tiled_bundle
+        if self.blocks is not None:
+            raise FitError(f"{self.label}: the bundle of a layer run as channel blocks is not "
+                           f"built (the host runs its blocks one by one, docs/tiling.md)")
         golden = self.establish_golden()
         if self.tiling is not None:
             self.bundle = make_tiled_bundle(self.netlist, self.arch, self.pnr, self.tiling)
@@ -494,6 +500,39 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
     return result
 
 
+def compile_channel_blocks(source: AppSource, arch: Arch, until: str = "netlist", log=None,
+                           block: int | None = None, attempts: int = 3,
+                           **options) -> CompileResult:
+    """The layer ``source`` as runs of channel blocks (:mod:`compiler.tiling.blocks`), each
+    block's Program compiled by :func:`compile_fitting` (itself tiled over outputs when it
+    does not fit one run): the given ``block``, or the largest that fits among the block sizes
+    of the app's declaration (at most ``attempts`` compiled). The result is the block
+    Program's (the blocks before the last; the last differs in its drain constant only) with
+    ``blocks`` set. Raises a one-line :class:`compiler.tiling.region.TilingError`."""
+    from .tiling.blocks import block_sizes, plan_channel_blocks
+    from .tiling.region import TilingError
+    if isinstance(arch, (str, Path)):
+        arch = load_arch(arch)
+    tried: list[str] = []
+    for b in ([block] if block is not None else block_sizes(source.name, source.sizes)):
+        if len(tried) >= attempts:
+            break
+        plan = plan_channel_blocks(source.name, source.sizes, b)
+        if log:
+            log(f"channel blocks of {b}: {plan.runs} runs; compiling the block")
+        try:
+            result = compile_fitting(plan.program, arch, plan.block_sizes(False), until=until,
+                                     log=log, **options)
+        except (FitError, TilingError) + size_errors() as e:
+            tried.append(f"block {b}: {str(e).splitlines()[0]}")
+            continue
+        result.app, result.blocks = source.name, plan
+        result.whole = result.whole or source
+        return result
+    raise TilingError(f"{source.name}: no channel block fits {arch.name}"
+                      + (f" ({tried[-1]})" if tried else ""))
+
+
 def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str, int] | None
                     = None, *, until: str = "netlist", tile: bool = True, log=None,
                     **options) -> CompileResult:
@@ -590,4 +629,5 @@ __all__ = ["CompileResult", "compile_app", "check_result", "DEFAULT_ARCH", "STAG
            "PUB_ARCH", "shipped_arrays", "compile_on_smallest", "ArchChoice",
            "FitError", "require_fit", "resources", "tile_capacity", "NetlistError",
            "context_need", "compile_fitting", "compile_tiled", "size_errors",
+           "compile_channel_blocks",
            "user_errors", "backend_figures"]

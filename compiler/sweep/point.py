@@ -91,7 +91,7 @@ RESULT_KEYS = frozenset({
     "schedule_generators", "generator_tiles", "context_rf_tiles", "mem_tiles_by_buffer",
     "tile_area_um2", "sim_passed", "cycles_measured", "sim_seconds", "session_cycles",
     "run_cycles", "run_cycles_per_s", "verilator_build_seconds", "traceback", "runs", "tile",
-    "cycles_per_run"})
+    "cycles_per_run", "channel_blocks"})
 
 
 class PointError(ValueError):
@@ -519,7 +519,7 @@ def _evaluate_on(app: str, params: dict, stages, arch_name: str | None) -> dict:
         result.update(status="ok", error=None)
         result.pop("error_kind", None)
         failed = _tile_point(result, pt, stages, whole_why)
-        if failed is None and pt.flow.tiling is not None:
+        if failed is None and pt.flow.runs > 1:
             failed = _run_stages(result, pt, stages)
             if failed is None:
                 _tiled_metrics(result, pt, whole_why)
@@ -562,7 +562,7 @@ def _tileable(pt: Point, e: BaseException) -> bool:
     """Whether the whole program failed for its size (the cycle counter, a memory chain, a
     register value: ``compiler.pipeline.size_errors``) and can be tried as runs of one tile."""
     from ..pipeline import size_errors
-    return (isinstance(e, size_errors()) and pt.flow is not None and pt.flow.tiling is None
+    return (isinstance(e, size_errors()) and pt.flow is not None and pt.flow.runs == 1
             and pt.flow.source is not None and pt.backend != "rv")
 
 
@@ -581,29 +581,56 @@ def _tile_point(result: dict, pt: Point, stages, why: str
         flow = compile_tiled(pt.flow.source, pt.arch, until, attempts=TILE_ATTEMPTS,
                              threshold=pt.threshold, policy=pt.policy)
     except TilingError as e:
-        result["seconds"]["tiling"] = round(time.perf_counter() - t0, 3)
         tiled = str(e).splitlines()[0]
         if getattr(e, "resources", None):
+            result["seconds"]["tiling"] = round(time.perf_counter() - t0, 3)
             pt.resources = e.resources
             pt.notes.append(f"whole program: {why}; tiled: {tiled}")
             result["notes"] = list(pt.notes)
             return None
-        return _failed(result, "tiling", TilingError(f"{why}; tiled: {tiled}"), "user"), None
+        flow = _channel_blocks(pt, until)
+        result["seconds"]["tiling"] = round(time.perf_counter() - t0, 3)
+        if isinstance(flow, str):
+            return _failed(result, "tiling", TilingError(f"{why}; tiled: {tiled}{flow}"),
+                           "user"), None
     result["seconds"]["tiling"] = round(time.perf_counter() - t0, 3)
     pt.flow = flow
     return None
+
+
+def _channel_blocks(pt: Point, until: str):
+    """The point as channel blocks (``compiler.pipeline.compile_channel_blocks``) when its
+    app declares them and output tiles do not fit; else why not (``"; channel blocks: ..."``,
+    empty for an app without the declaration)."""
+    from ..pipeline import compile_channel_blocks
+    from ..tiling.region import TilingError
+    if getattr(pt.flow.source.module, "CHANNEL_BLOCKS", None) is None:
+        return ""
+    try:
+        return compile_channel_blocks(pt.flow.source, pt.arch, until, attempts=TILE_ATTEMPTS,
+                                      threshold=pt.threshold, policy=pt.policy)
+    except TilingError as e:
+        return f"; channel blocks: {str(e).splitlines()[0]}"
 
 
 def _tiled_metrics(result: dict, pt: Point, why: str) -> None:
     """A tiled point's figures: ``runs``, ``tile`` (the output box), ``cycles_per_run`` (one
     run's schedule) and ``cycles`` (all runs: the loads and read-backs between runs are the
     host's and not counted)."""
-    plan = pt.flow.tiling
+    flow = pt.flow
     per_run = pt.metrics.get("cycles")
-    pt.metrics.update(runs=plan.runs, tile=list(plan.shape), cycles_per_run=per_run,
-                      cycles=plan.runs * per_run)
-    pt.notes.append(f"tiled: whole program: {why}; {plan.runs} runs of output tile "
-                    f"{list(plan.shape)}, {per_run} cycles per run")
+    shape = list(flow.tiling.shape) if flow.tiling is not None else None
+    pt.metrics.update(runs=flow.runs, tile=shape, cycles_per_run=per_run,
+                      cycles=flow.runs * per_run)
+    how = []
+    if flow.blocks is not None:
+        b = flow.blocks
+        pt.metrics["channel_blocks"] = b.runs
+        how.append(f"{b.runs} channel blocks of {b.block} {b.spec['size']}")
+    if shape is not None:
+        how.append(f"{flow.tiling.runs} output tiles {shape}")
+    pt.notes.append(f"tiled: whole program: {why}; {flow.runs} runs ({' x '.join(how)}), "
+                    f"{per_run} cycles per run")
     result.update(pt.metrics)
     result["notes"] = list(pt.notes)
 

@@ -87,6 +87,22 @@ def reduction_spec(module, app: str) -> dict:
     return spec
 
 
+def block_sizes(app: str, sizes: dict[str, int] | None) -> list[int]:
+    """The block sizes of ``app``'s reduction at ``sizes`` that are more than one run,
+    largest (fewest runs) first: the multiples of its unroll that divide its extent."""
+    from ..frontend.source import load_app
+    whole = load_app(app, sizes or {})
+    spec = reduction_spec(whole.module, app)
+    full = {**_defaults(whole.module), **(sizes or {})}
+    extent, unroll = full[spec["size"]], full[spec["unroll"]]
+    return [b for b in range(extent - 1, 0, -1) if extent % b == 0 and b % unroll == 0]
+
+
+def _defaults(module) -> dict:
+    import inspect
+    return {k: p.default for k, p in inspect.signature(module.build).parameters.items()}
+
+
 def plan_channel_blocks(app: str, sizes: dict[str, int] | None, block: int) -> BlockPlan:
     """Runs of ``block`` reduction channels each over the layer ``app`` at ``sizes``: the
     block must divide the reduction's extent and be a multiple of its unroll (one-line
@@ -94,10 +110,7 @@ def plan_channel_blocks(app: str, sizes: dict[str, int] | None, block: int) -> B
     from ..frontend.source import load_app
     whole = load_app(app, sizes or {})
     spec = reduction_spec(whole.module, app)
-    import inspect
-    defaults = {k: p.default for k, p in
-                inspect.signature(whole.module.build).parameters.items()}
-    full = {**defaults, **(sizes or {})}
+    full = {**_defaults(whole.module), **(sizes or {})}
     if full.get(spec["flag"]):
         raise TilingError(f"{app}: the whole layer is already a block ({spec['flag']}=1)")
     extent, unroll = full[spec["size"]], full[spec["unroll"]]

@@ -236,3 +236,17 @@ def test_negative_control_a_tile_short_of_array_resources_does_not_fit():
     assert r["fit"]["PE tiles"] == {"used": 13, "available": 12}
     assert "runs" not in r and r["error"] is None
     assert "tiled: gaussian: no tile fits cgra_4x4" in r["notes"][0]
+
+
+def test_a_reduction_past_the_counter_runs_as_channel_blocks():
+    """One output element of 128 input channels: no output tile is smaller than the whole,
+    so the sweep runs the layer as channel blocks (docs/tiling.md "Channel blocks"): the
+    largest block whose run fits the 10-bit counter (64 and 32 do not)."""
+    r = evaluate_point("resnet", dict(width=1, height=1, in_channels=128, out_channels=1,
+                                      ic_unroll=1, oc_unroll=1, arch="cgra_4x4",
+                                      cycle_width=10))
+    assert r["status"] == "ok" and r["fits"] is True, r
+    assert r["channel_blocks"] == r["runs"] == 8 and r["tile"] is None
+    assert r["cycles_per_run"] == r["cycles_predicted"] <= 1023
+    assert r["cycles"] == 8 * r["cycles_per_run"]
+    assert "8 channel blocks of 16 in_channels" in r["notes"][0]

@@ -126,3 +126,18 @@ def test_a_block_that_does_not_cut_the_reduction_is_refused(block, why):
 def test_an_app_without_channel_blocks_is_refused():
     with pytest.raises(TilingError, match="declares no channel blocks"):
         plan_channel_blocks("gaussian", {"width": 8, "height": 8}, 2)
+
+
+def test_block_sizes_are_the_unroll_multiples_that_divide_the_reduction():
+    from compiler.tiling.blocks import block_sizes
+    assert block_sizes("resnet", dict(SMALL, in_channels=12)) == [6, 4, 2]
+    assert block_sizes("resnet", dict(SMALL, in_channels=2)) == []
+
+
+def test_negative_control_no_channel_block_is_a_one_line_refusal():
+    """A reduction with no block smaller than the whole (its unroll is its extent)."""
+    from compiler.pipeline import compile_channel_blocks
+    source = load_app("resnet", dict(SMALL, in_channels=2))
+    with pytest.raises(TilingError, match="no channel block fits cgra_4x4") as e:
+        compile_channel_blocks(source, "cgra_4x4")
+    assert "\n" not in str(e.value)
