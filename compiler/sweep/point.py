@@ -560,9 +560,11 @@ TILE_ATTEMPTS = 3           # tile shapes compiled before a point is reported as
 
 def _tileable(pt: Point, e: BaseException) -> bool:
     """Whether the whole program failed for its size (the cycle counter, a memory chain, a
-    register value: ``compiler.pipeline.size_errors``) and can be tried as runs of one tile."""
+    register value: ``compiler.pipeline.size_errors``; a buffer the mapping refused, as
+    ``compile_fitting`` takes it) and can be tried as runs of one tile."""
     from ..pipeline import size_errors
-    return (isinstance(e, size_errors()) and pt.flow is not None and pt.flow.runs == 1
+    return (isinstance(e, size_errors() + (MappingRefused,)) and pt.flow is not None
+            and pt.flow.runs == 1
             and pt.flow.source is not None and pt.backend != "rv")
 
 

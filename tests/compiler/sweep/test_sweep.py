@@ -250,3 +250,14 @@ def test_a_reduction_past_the_counter_runs_as_channel_blocks():
     assert r["cycles_per_run"] == r["cycles_predicted"] <= 1023
     assert r["cycles"] == 8 * r["cycles_per_run"]
     assert "8 channel blocks of 16 in_channels" in r["notes"][0]
+
+
+@pytest.mark.regress
+def test_a_buffer_the_mapping_refuses_for_its_size_runs_as_tiles():
+    """A line buffer of 2 x 70,000 words needs 206 chained memories, the chain bits address
+    16: the mapping refuses the whole program, the point runs as output tiles (``make
+    regress``: about 90 s)."""
+    r = evaluate_point("gaussian", dict(width=70000, height=6, arch="cgra_8x8"))
+    assert r["status"] == "ok" and r["fits"] is True, r
+    assert r["runs"] == 103 and r["tile"] == [680, 4]
+    assert "needs 206 chained memories" in r["notes"][0]
