@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 
 from ..passes.dead_code import eliminate_dead_code
-from ..passes.reduction_order import order_reductions
+from ..passes.reduction_order import ReductionOrder, order_reductions
 from ..passes.tree_height import Latency, balance_program
 from ..ir.poly import PolyProgram
 from ..ir.program import Program
@@ -77,10 +77,12 @@ def schedule_only(program: Program, params: HwParams | None = None, policy: str 
 def schedule_program(program: Program, params: HwParams | None = None,
                      policy: str | None = None, balance: bool = True,
                      delay: bool = True, early: frozenset[str] = frozenset(),
-                     gap_scale: dict[str, int] | None = None) -> ScheduleResult:
+                     gap_scale: dict[str, int] | None = None,
+                     reorder: bool = True) -> ScheduleResult:
     """Remove dead code (:mod:`compiler.passes.dead_code`: ops whose values nothing reads;
     ``optimized.info["dead_code"]`` names them), order non-unrolled reductions for streaming
-    (:mod:`compiler.passes.reduction_order`; ``optimized.info["reduction_order"]``), reduce the kernels' tree height
+    (:mod:`compiler.passes.reduction_order`; ``optimized.info["reduction_order"]``;
+    ``reorder=False``: as written), reduce the kernels' tree height
     (``balance=False`` skips it: the kernels as written), extract, schedule (sequential
     baseline and optimized; ``delay=False``: producers as early as possible, :mod:`.delay`;
     ``gap_scale``: per buffer, a multiple of the DNN scheduler's SRAM gap), verify both,
@@ -89,7 +91,8 @@ def schedule_program(program: Program, params: HwParams | None = None,
     t0 = time.perf_counter()
     dead = eliminate_dead_code(program)
     program = dead.program
-    reorder = order_reductions(program, recurrence_distances(program, params))
+    reorder = order_reductions(program, recurrence_distances(program, params)) if reorder \
+        else ReductionOrder(program)
     program = reorder.program
     if balance:
         program = balance_program(program, Latency(params.pe_latency, params.mem_read_latency))
