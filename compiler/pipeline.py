@@ -317,7 +317,8 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
     arch's) and mapped again, as long as something is left to change:
 
     * a buffer that ops delayed by :mod:`compiler.schedule.delay` (or initializations placed
-      by :mod:`compiler.schedule.init_place`) write or read: those ops are put where the
+      by :mod:`compiler.schedule.init_place`, drains by :mod:`compiler.schedule.drain_place`)
+      write or read: those ops are put where the
       scheduler put them;
     * a read too soon after its write for the wide-fetch SRAM (``TooSoon``: a bank receives
       one of every ``k`` of the producer's writes, so its wide words fill ``k`` times slower
@@ -338,6 +339,7 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
     while refused:
         delayed = dict.fromkeys(scheduled.optimized.info.get("delayed") or {})
         delayed.update(dict.fromkeys(scheduled.optimized.info.get("init_placed") or ()))
+        delayed.update(dict.fromkeys(scheduled.optimized.info.get("drain_placed") or ()))
         touch = {op.name for op in scheduled.program.ops() if op.name in delayed and (
             op.store.buffer in refused or any(ld.buffer in refused for ld in op.loads))}
         soon = {b for b in refused if isinstance(errors.get(b), TooSoon)
