@@ -169,11 +169,10 @@ def _reorder(node: dict, plan: dict[str, list[str]]) -> dict:
         chain.append(chain[-1]["children"][0])
     leaf = chain[-1]
     if "op" in leaf and leaf["op"] in plan:
+        # the chain from a node whose parent has other children down to the op is its band
         heads = {n["loop"]: n for n in chain[:-1]}
-        order = plan[leaf["op"]]
-        top = [n for n in chain[:-1] if n["loop"] not in order]
         new = leaf
-        for name in reversed([n["loop"] for n in top] + order):
+        for name in reversed(plan[leaf["op"]]):
             h = heads[name]
             new = {"loop": h["loop"], "start": h["start"], "extent": h["extent"],
                    "children": [new]}
