@@ -9,8 +9,8 @@ for the last one, and every finished value waits with it: a 5 x 5 box sum over a
 its rows finished one per 500 cycles, kept the whole tile's 400 partial sums live for a drain
 of 400 cycles at the end. This pass gives the drain the update's schedule at the update's last
 reduction iteration: element ``e`` is read ``latency + gap`` cycles after the update's last
-write of ``e`` lands (``gap``: the §5.5.3 SRAM gap, ``2 x FW`` of the update's writes), so a
-value lives only from its last update to its read, as long as the reduction's pace allows.
+write of ``e`` lands (``gap``: the §5.5.3 SRAM gap, ``2 x FW`` writes), so a value lives only
+from its last update to its read.
 
 The pass applies when (otherwise the schedule is returned as it is):
 
@@ -19,6 +19,10 @@ The pass applies when (otherwise the schedule is returned as it is):
   shares no loop with it (both are top-level nests);
 * the drain's only load is the accumulator, at one loop variable per dimension (coefficient 1)
   naming every loop of the drain, so the drain's instances are the update's pure points;
+* the update streams (one write per cycle in its innermost loop, as
+  :mod:`compiler.passes.reduction_order` makes it): an update slower than that (a recurrence
+  one iteration apart, three cycles per instance) keeps its accumulator in registers, where a
+  drain at the memory's gap would only add a delay line;
 * the moved drain ends no later than before (the completion never grows).
 
 The result is verified by the caller (dependences, compute units, ports); a schedule that
@@ -72,13 +76,15 @@ def place_drains(program: Program, sched: Schedule, gap: int,
         if drain.name in keep:
             continue
         su, sd = ops[upd.name], ops[drain.name]
+        if write_interval(su) != 1:
+            continue
         upure, dpure = _pure_dims(upd), _plain(drain)
         ucoef = dict(zip(su.dims, su.coeffs))
         ubound = dict(zip(su.dims, su.bounds))
         # the update's last reduction iteration: each non-pure dim at its latest cycle
         last = sum(c * (ubound[d][0] + ubound[d][1] - 1 if c >= 0 else ubound[d][0])
                    for d, c in ucoef.items() if d not in upure)
-        coeffs, offset = [], su.offset + last + su.latency + gap * write_interval(su)
+        coeffs, offset = [], su.offset + last + su.latency + gap
         for d in sd.dims:
             # the same element: the drain's variable has the update's pure variable's value
             coeffs.append(ucoef[upure[dpure.index(d)]])
