@@ -74,3 +74,14 @@ def test_a_drain_one_cycle_early_fails_the_verifier():
     bad = type(r.optimized)(r.optimized.program, r.optimized.policy, ops, r.optimized.info)
     with pytest.raises(VerifyError):
         verify(r.poly, bad, PARAMS, r.deps)
+
+
+def test_the_box_reduction_runs_bit_exact_on_the_netlist_model():
+    """End to end to the netlist model: the drain placed, the window rows refetched per shift
+    (compiler.schedule.fetch_pad.row_shift, example B), every buffer mapped."""
+    from compiler.pipeline import check_result, compile_app
+    result = compile_app(box_reduction(), ARCH, until="netlist")
+    assert result.scheduled.optimized.info["drain_placed"] == ["output"]
+    assert not result.refused
+    check = check_result(result)
+    assert check.ok, check.summary()
