@@ -6,8 +6,8 @@ after ``f(x, y) += ...``). The DNN scheduler gives each stage its own loop inter
 instance per cycle in its innermost loop, thesis Algorithm 1) and the least offset that meets
 its dependences, so a drain walking the elements faster than the update finishes them waits
 for the last one, and every finished value waits with it: a 5 x 5 box sum over a 20 x 20 tile,
-its rows finished one per 500 cycles, kept the whole tile's 400 partial sums live for a drain
-of 400 cycles at the end. This pass gives the drain the update's schedule at the update's last
+its rows finished one per 600 cycles, kept the whole tile's 400 partial sums live for a drain
+of 400 cycles at the end (20 with the drain placed). This pass gives the drain the update's schedule at the update's last
 reduction iteration: element ``e`` is read ``latency + gap`` cycles after the update's last
 write of ``e`` lands (``gap``: the §5.5.3 SRAM gap, ``2 x FW`` writes), so a value lives only
 from its last update to its read.
