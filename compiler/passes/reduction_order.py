@@ -8,14 +8,16 @@ iteration rewrites the same element). Written as a new user writes it, in Halide
 order, the reduction loop is innermost: consecutive instances read the value the previous one
 wrote, a loop-carried dependence one iteration apart. Its distance in cycles is the op's
 latency (a load, the multiply-add, the write), so no schedule issues one instance per cycle
-(thesis §4.2.3: the II of a loop is bounded by its recurrence) and no wide-fetch memory can
+(thesis §4.3, modulo scheduling: the II of a loop must meet its dependences) and no wide-fetch memory can
 hold an element read right after its write (§5.5.3: a read needs ``2 x FW`` writes after its
 word is complete). The scheduler ran such a matrix-vector product at three cycles per
-multiply-accumulate, and buffer mapping refused its accumulator.
+multiply-accumulate with most of its matrix live (buffer mapping can hold the accumulator
+only in a register file, :func:`compiler.mapping.map_buffer.map_buffer`).
 
-The thesis's DNN schedules put the pixel loops inside the reduction loops for this reason
-(§7.3: the partial sums of a sweep are re-read one sweep later; Fig. 5.7 example B: "reorder
-the loop to scan across the whole row and compute a partial sum"). This pass does that for a
+The thesis's DNN apps put the pixel loops inside the reduction loops (§7.3.2: the
+accumulator's initialization, update read, update write and drain on one PUB; the update reads
+a partial sum one sweep after writing it), and Fig. 5.7 example B "reorder[s] the loop to scan
+across the whole row and compute a partial sum". This pass does that for a
 reduction written the other way: in the op's *band* (the loops enclosing only the op, the
 innermost loops of its nest), the innermost pure loops, as few as make the product of their
 extents at least ``min_distance[op]`` (or all of them), move below the band's reduction loops;
