@@ -34,7 +34,7 @@ from dataclasses import replace
 
 from ..ir.program import Op, Program
 from ..ir.schedule import Schedule
-from .init_place import _pure_dims, init_pairs
+from .init_place import _pure_dims, init_pairs, plain_vars
 from .offsets import write_interval
 
 
@@ -57,12 +57,7 @@ def drain_pairs(program: Program) -> list[tuple[Op, Op]]:
 
 def _plain(op: Op) -> list[str] | None:
     """Per index of the drain's (only) load, the loop variable it is (coefficient 1)."""
-    out = []
-    for ix in op.loads[0].index:
-        if ix.floors or ix.const or len(ix.terms) != 1 or ix.terms[0][1] != 1:
-            return None
-        out.append(ix.terms[0][0])
-    return out if len(set(out)) == len(out) else None
+    return plain_vars(op.loads[0].index)
 
 
 def place_drains(program: Program, sched: Schedule, gap: int,
