@@ -150,9 +150,11 @@ class CompileResult:
                 "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
                 "compile_seconds": round(sum(self.seconds.values()), 3),
                 "runs": self.runs,
-                **({"tile": list(self.tiling.shape),
-                    "cycles_total": self.runs * net.cycles_predicted}
-                   if self.tiling is not None else {})}
+                **({"tile": list(self.tiling.shape)} if self.tiling is not None else {}),
+                **({"channel_blocks": self.blocks.runs, "block": self.blocks.block}
+                   if self.blocks is not None else {}),
+                **({"cycles_total": self.runs * net.cycles_predicted}
+                   if self.tiling is not None or self.blocks is not None else {})}
 
     # ---------------------------------------------------------------------------- the flow
 

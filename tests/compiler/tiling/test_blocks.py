@@ -169,3 +169,46 @@ def test_channel_blocks_on_the_netlist_model():
     got = run_blocks(plan, inputs, run=on_the_model)
     assert len(runs) == 2 and all(c == p > 0 for c, p in runs)
     assert np.array_equal(got["output"], golden["output"])
+
+
+def _narrow(bits: int):
+    from dataclasses import replace
+    from ubgen.arch import load_arch
+    arch = load_arch("cgra_4x4")
+    return replace(arch, pub=replace(arch.pub, controller=replace(arch.pub.controller,
+                                                                  cycle_width=bits)))
+
+
+DRIVER = dict(width=2, height=2, in_channels=8, out_channels=1, ic_unroll=1, oc_unroll=1)
+
+
+def test_the_driver_compiles_the_largest_block_that_fits_and_reports_it():
+    """resnet with 8 input channels (590 cycles in one run) on cgra_4x4 under a 9-bit counter
+    (511): blocks of 4 (302 cycles) fit, 2 runs. The bundle of a blocked layer is refused in
+    one line (the host runs its blocks one by one)."""
+    from compiler.pipeline import FitError, compile_channel_blocks
+    result = compile_channel_blocks(load_app("resnet", DRIVER), _narrow(9))
+    assert result.blocks.block == 4 and result.runs == 2 and result.tiling is None
+    rep = result.report
+    assert rep["channel_blocks"] == 2 and rep["cycles_total"] == 2 * rep["cycles_predicted"]
+    assert 0 < rep["cycles_predicted"] <= 511
+    with pytest.raises(FitError, match="channel blocks is not built"):
+        result.run("bundle")
+
+
+def test_a_block_past_the_counter_is_tiled_over_outputs_too():
+    """Under an 8-bit counter (255) a block of 4 does not fit one run either: its outputs are
+    tiled (the block Program goes through compile_fitting), runs = blocks x output tiles."""
+    from compiler.pipeline import compile_channel_blocks
+    result = compile_channel_blocks(load_app("resnet", DRIVER), _narrow(8))
+    assert result.blocks.runs * result.tiling.runs == result.runs > 2
+    assert 0 < result.report["cycles_predicted"] <= 255
+    # the nested plan on the golden interpreter: every block's output tiles, the carry
+    # sliced and stitched with them, equal the whole layer
+    from compiler.tiling.plan import plan_tiles, run_tiles
+    plan = result.blocks
+    tiles = {last: plan_tiles(plan.program_for(last), result.tiling.shape)
+             for last in (False, True)}
+    inputs, golden = _whole(DRIVER)
+    got = run_blocks(plan, inputs, run=lambda block_in, last: run_tiles(tiles[last], block_in))
+    assert np.array_equal(got["output"], golden["output"])
