@@ -464,8 +464,8 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
     runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist;
     at most ``attempts`` shapes compiled), or the given output tile ``shape``. Raises
     :class:`compiler.tiling.region.TilingError` (a ``ValueError``) when none does (when the
-    given shape does not); its ``resources`` are those of the last tile compiled when it ran
-    out of a resource of the array (``{}`` otherwise), so a caller can name them."""
+    given shape does not); its ``resources`` are those of the last tile compiled that ran out
+    of a resource of the array (``{}`` when none did), so a caller can name them."""
     from .tiling.choose import choose
     from .tiling.plan import plan_tiles
     from .tiling.region import TilingError
@@ -476,14 +476,14 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
     if isinstance(arch, (str, Path)):
         arch = load_arch(arch)
 
-    short: dict[str, tuple[int, int]] = {}
+    short: dict[str, tuple[int, int]] = {}       # the last tile short of array resources
 
     def fits(plan) -> str | None:
-        short.clear()
         try:
             r = compile_app(plan.program, arch, source.sizes, until="netlist", **options)
             ok, why = r.fits()
             if not ok:
+                short.clear()
                 short.update(r.resources())
                 return why
             r.run(stop)
@@ -525,6 +525,7 @@ def compile_channel_blocks(source: AppSource, arch: Arch, until: str = "netlist"
     if isinstance(arch, (str, Path)):
         arch = load_arch(arch)
     tried: list[str] = []
+    short: dict[str, tuple[int, int]] = {}     # the last block short of array resources
     for b in ([block] if block is not None else block_sizes(source.name, source.sizes)):
         if len(tried) >= attempts:
             break
@@ -533,23 +534,27 @@ def compile_channel_blocks(source: AppSource, arch: Arch, until: str = "netlist"
             log(f"channel blocks of {b}: {plan.runs} runs; compiling the block")
         try:
             result = compile_fitting(plan.program, arch, plan.block_sizes(False), until=until,
-                                     log=log, **options)
+                                     log=log, attempts=attempts, **options)
         except (FitError, TilingError) + size_errors() as e:
             tried.append(f"block {b}: {str(e).splitlines()[0]}")
+            short = getattr(e, "resources", None) or short
             continue
         result.app, result.blocks = source.name, plan
         result.whole = result.whole or source
         return result
-    raise TilingError(f"{source.name}: no channel block fits {arch.name}"
+    err = TilingError(f"{source.name}: no channel block fits {arch.name}"
                       + (f" ({tried[-1]})" if tried else ""))
+    err.resources = short
+    raise err
 
 
 def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str, int] | None
                     = None, *, until: str = "netlist", tile: bool = True, log=None,
-                    **options) -> CompileResult:
+                    attempts: int = 8, **options) -> CompileResult:
     """:func:`compile_app` through ``until``; when the whole program does not fit ``arch``
     (its resources, the cycle counter, a memory chain: :func:`size_errors`), and ``tile``,
-    the app as runs of one tile (:func:`compile_tiled`)."""
+    the app as runs of one tile (:func:`compile_tiled`, at most ``attempts`` tile shapes
+    compiled)."""
     arch = arch if isinstance(arch, Arch) else load_arch(arch)
     stop = until if STAGES.index(until) >= STAGES.index("netlist") else "netlist"
     try:
@@ -569,7 +574,7 @@ def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str
               else result.source if result is not None else load_app(str(app), sizes or {}))
     if log:
         log(f"{source.name} as a whole does not fit {arch.name} ({why}): tiling")
-    return compile_tiled(source, arch, until, log=log, **options)
+    return compile_tiled(source, arch, until, log=log, attempts=attempts, **options)
 
 
 def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None, *,

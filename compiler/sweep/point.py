@@ -573,28 +573,34 @@ def _tile_point(result: dict, pt: Point, stages, why: str
     """Compile ``pt`` as runs of one output tile (``compiler.pipeline.compile_tiled``, the
     fewest runs whose tile fits the arch, through the furthest of the point's stages from
     the netlist to place and route) and make its flow the tile's; ``None`` when a tile fits.
-    A tile that runs out of a resource of the array leaves the point "does-not-fit" with
-    that resource (a genuine lack of hardware); any other failure is the point's error."""
+    When no output tile fits, none for want of hardware, and the app declares its reduction,
+    channel blocks (:func:`_channel_blocks`). A tile or block that runs out of a resource of
+    the array leaves the point "does-not-fit" with that resource (a genuine lack of
+    hardware); any other failure is the point's error."""
     from ..pipeline import compile_tiled
     from ..tiling.region import TilingError
     until = "pnr" if "pnr" in stages or "sim" in stages else "netlist"
     t0 = time.perf_counter()
+    flow = None
     try:
         flow = compile_tiled(pt.flow.source, pt.arch, until, attempts=TILE_ATTEMPTS,
                              threshold=pt.threshold, policy=pt.policy)
     except TilingError as e:
-        tiled = str(e).splitlines()[0]
-        if getattr(e, "resources", None):
-            result["seconds"]["tiling"] = round(time.perf_counter() - t0, 3)
-            pt.resources = e.resources
-            pt.notes.append(f"whole program: {why}; tiled: {tiled}")
+        tiled, short = f"; tiled: {str(e).splitlines()[0]}", getattr(e, "resources", None)
+        if not short:                   # no output tile ran short of hardware: channel blocks
+            try:
+                flow = _channel_blocks(pt, until)
+            except TilingError as e2:
+                tiled += f"; channel blocks: {str(e2).splitlines()[0]}"
+                short = getattr(e2, "resources", None)
+        result["seconds"]["tiling"] = round(time.perf_counter() - t0, 3)
+        if short:
+            pt.resources = short
+            pt.notes.append(f"whole program: {why}{tiled}")
             result["notes"] = list(pt.notes)
             return None
-        flow = _channel_blocks(pt, until)
-        result["seconds"]["tiling"] = round(time.perf_counter() - t0, 3)
-        if isinstance(flow, str):
-            return _failed(result, "tiling", TilingError(f"{why}; tiled: {tiled}{flow}"),
-                           "user"), None
+        if flow is None:
+            return _failed(result, "tiling", TilingError(f"{why}{tiled}"), "user"), None
     result["seconds"]["tiling"] = round(time.perf_counter() - t0, 3)
     pt.flow = flow
     return None
@@ -602,17 +608,12 @@ def _tile_point(result: dict, pt: Point, stages, why: str
 
 def _channel_blocks(pt: Point, until: str):
     """The point as channel blocks (``compiler.pipeline.compile_channel_blocks``) when its
-    app declares them and output tiles do not fit; else why not (``"; channel blocks: ..."``,
-    empty for an app without the declaration)."""
+    app declares them (``None`` when it does not); raises ``TilingError`` when none fits."""
     from ..pipeline import compile_channel_blocks
-    from ..tiling.region import TilingError
     if getattr(pt.flow.source.module, "CHANNEL_BLOCKS", None) is None:
-        return ""
-    try:
-        return compile_channel_blocks(pt.flow.source, pt.arch, until, attempts=TILE_ATTEMPTS,
-                                      threshold=pt.threshold, policy=pt.policy)
-    except TilingError as e:
-        return f"; channel blocks: {str(e).splitlines()[0]}"
+        return None
+    return compile_channel_blocks(pt.flow.source, pt.arch, until, attempts=TILE_ATTEMPTS,
+                                  threshold=pt.threshold, policy=pt.policy)
 
 
 def _tiled_metrics(result: dict, pt: Point, why: str) -> None:
