@@ -91,20 +91,21 @@ def test_twice_the_pixels_about_twice_the_data_energy(control):
 def _random_tb(ports: dict, top: str, noise: set[str], cycles: int = 200) -> str:
     """A testbench for the gate-level ``top``: its inputs from the plusarg file ``cfg`` (one hex
     value per input port, in port order) held from reset on, except the ``noise`` ports, which
-    take new random values every cycle; ``cycles`` cycles are counted after three settling
-    ones."""
+    take new random values every cycle (unless ``+quiet=1``: then 0); ``cycles`` cycles are
+    counted after three settling ones."""
     ins = [p for p, d in ports.items() if d["direction"] == "input" and p not in ("clk", "rst")]
     decl = [f"  reg [{len(ports[p]['bits']) - 1}:0] {p} = 0;" for p in ins]
     conns = [".clk(clk)", ".rst(rst)", ".energy_clk(clk)", ".energy_en(en)"] + \
         [f".{p}({p if p in ins else ''})" for p in ports if p not in ("clk", "rst")]
-    rand = [f"      {p} = {{{(len(ports[p]['bits']) + 31) // 32}{{$random}}}};"
+    rand = [f"      {p} = quiet ? 0 : {{{(len(ports[p]['bits']) + 31) // 32}{{$random}}}};"
             for p in ins if p in noise]
     hold = [f"    {p} = v[{i}];" for i, p in enumerate(ins) if p not in noise]
     return "\n".join([
         "`timescale 1ns/1ps", "module tb;", "  reg clk = 0, rst = 1, en = 0;",
         "  always #5 clk = ~clk;", *decl, f"  reg [31:0] v [0:{len(ins)}];",
-        "  reg [1023:0] fn; integer i;", f"  {top} dut(" + ", ".join(conns) + ");",
-        "  initial begin", '    if ($value$plusargs("cfg=%s", fn)) $readmemh(fn, v);', *hold,
+        "  reg [1023:0] fn; integer i, quiet;", f"  {top} dut(" + ", ".join(conns) + ");",
+        "  initial begin", '    if ($value$plusargs("cfg=%s", fn)) $readmemh(fn, v);',
+        '    if (!$value$plusargs("quiet=%d", quiet)) quiet = 0;', *hold,
         "    repeat (3) @(negedge clk); rst = 0;",
         f"    for (i = 0; i < {cycles + 3}; i = i + 1) begin", *rand,
         "      if (i == 3) en = 1;", "      @(negedge clk);", "    end",
@@ -131,11 +132,11 @@ def _gate_block(component, top: str, work, noise: set[str], hops=()):
     held = [p for p, d in ports.items() if d["direction"] == "input"
             and p not in ("clk", "rst") and p not in noise]
 
-    def run(values: dict) -> dict:
+    def run(values: dict, quiet: bool = False) -> dict:
         f = work / "held.hex"
         f.write_text("".join(f"{values.get(p, 0):x}\n" for p in held) or "0\n")
-        out = subprocess.run([str(model.binary), f"+cfg={f}"], capture_output=True, text=True,
-                             check=True).stdout
+        out = subprocess.run([str(model.binary), f"+cfg={f}", f"+quiet={int(quiet)}"],
+                             capture_output=True, text=True, check=True).stdout
         mods = parse_counts(out)["modules"].values()
         return {k: sum(m[k] for m in mods) for k in ("tdrv", "tfan", "tin", "thop", "cycles")}
     return run
@@ -175,3 +176,25 @@ def test_unrouted_switch_box_outputs_pass_nothing_on(kind, tmp_path):
     assert quiet["cycles"] >= 200 and quiet["thop"] == 0, quiet
     forwarding = run({})
     assert forwarding["thop"] > 0, forwarding
+
+
+@pytest.mark.parametrize("kind", ["pe", "io", "mem"])
+def test_an_unused_tile_switches_nothing_while_running(kind, tmp_path):
+    """A whole tile as the array instantiates it (``PackedTile``), configuration at reset,
+    ``run`` high, every incoming track quiet (as next to any traffic now: no tile passes data
+    on an output no route uses): 200 cycles switch no net. Negative control: random incoming
+    tracks (a neighbour forwarding, as with the first RTL's select reset 0) do switch nets of
+    the tile."""
+    from ubgen.arch import load_arch
+    from ubgen.array.layout import ArrayLayout
+    from ubgen.array.tile import PackedTile
+    arch = load_arch("cgra_4x4")
+    lay = ArrayLayout(arch)
+    spec = lay.specs[kind]
+    tracks = {f"sb{w}_in" for w in spec.widths}
+    run = _gate_block(PackedTile(spec, lay.cores[kind](arch)), f"tile_{kind}", tmp_path,
+                      noise=tracks)
+    idle = run({"run": 1}, quiet=True)
+    assert idle["cycles"] >= 200 and idle["tdrv"] == 0 and idle["tfan"] == 0, idle
+    traffic = run({"run": 1})
+    assert traffic["tin"] > 0 and traffic["tdrv"] > 0, traffic
