@@ -90,7 +90,7 @@ def test_twice_the_pixels_about_twice_the_data_energy(control):
 
 def _random_tb(ports: dict, top: str, noise: set[str], cycles: int = 200) -> str:
     """A testbench for the gate-level ``top``: its inputs from the plusarg file ``cfg`` (one hex
-    value per input port, in port order) held from reset on, except the ``noise`` ports, which
+    value per input port that is not a ``noise`` port, in port order) held from reset on, except the ``noise`` ports, which
     take new random values every cycle (unless ``+quiet=1``: then 0); ``cycles`` cycles are
     counted after three settling ones."""
     ins = [p for p, d in ports.items() if d["direction"] == "input" and p not in ("clk", "rst")]
@@ -99,7 +99,7 @@ def _random_tb(ports: dict, top: str, noise: set[str], cycles: int = 200) -> str
         [f".{p}({p if p in ins else ''})" for p in ports if p not in ("clk", "rst")]
     rand = [f"      {p} = quiet ? 0 : {{{(len(ports[p]['bits']) + 31) // 32}{{$random}}}};"
             for p in ins if p in noise]
-    hold = [f"    {p} = v[{i}];" for i, p in enumerate(ins) if p not in noise]
+    hold = [f"    {p} = v[{i}];" for i, p in enumerate(q for q in ins if q not in noise)]
     return "\n".join([
         "`timescale 1ns/1ps", "module tb;", "  reg clk = 0, rst = 1, en = 0;",
         "  always #5 clk = ~clk;", *decl, f"  reg [31:0] v [0:{len(ins)}];",
