@@ -1,0 +1,178 @@
+"""The array configured for one application (docs/fpga.md): configuration registers folded
+into constants (ubgen/config.py ``folded_registers``), a bitstream decoded per tile
+(ubgen/fpga/fold.py) and the simulation check of folded against configured tiles
+(ubgen/fpga/fold_check.py), on cgra_2x2 (Amaranth simulator; no Yosys, no nextpnr)."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from amaranth.hdl import Module, Signal
+
+from tests.gateware import run_testbench
+from ubgen.arch import load_arch
+from ubgen.array.layout import ArrayLayout
+from ubgen.config import ConfigRegisters, folded_registers
+from ubgen.fpga.common import FPGAError
+from ubgen.fpga.fold import FoldedConfig, decode_writes, folded_sources, load_bitstream
+from ubgen.fpga.fold_check import check_fold
+from ubgen.regmap import RegisterMap
+from ubgen.top.spec import tile_address
+
+PAIR_AVG = Path(__file__).resolve().parents[1] / "data" / "apps" / "pair_avg.py"
+
+
+def _regmap() -> RegisterMap:
+    rm = RegisterMap("blk")
+    rm.add("a", 4, reset=3)
+    rm.add("b", 8)
+    return rm
+
+
+def _write_then_read(regs: ConfigRegisters) -> tuple[int, int, int]:
+    """Write 1 to ``b`` through the bus; then (a, b, read-back of b's offset)."""
+    seen = []
+
+    async def bench(ctx):
+        ctx.set(regs.bus.addr, 1)
+        ctx.set(regs.bus.wdata, 1)
+        ctx.set(regs.bus.we, 1)
+        await ctx.tick()
+        ctx.set(regs.bus.we, 0)
+        await ctx.tick()
+        seen.extend([ctx.get(regs.fields["a"]), ctx.get(regs.fields["b"]),
+                     ctx.get(regs.bus.rdata)])
+    m = Module()
+    m.submodules.regs = regs
+    tick = Signal()                  # a folded register file has no clocked logic of its own
+    m.d.sync += tick.eq(~tick)
+    run_testbench(m, bench)
+    return tuple(seen)
+
+
+def test_folded_registers_are_constants_that_ignore_writes():
+    with folded_registers({"b": 0x5A}) as fold:
+        regs = ConfigRegisters(_regmap())
+    assert regs.folded == {"a": 3, "b": 0x5A}          # a unwritten: its reset value
+    assert fold.unused() == []
+    assert _write_then_read(regs) == (3, 0x5A, 0x5A)
+    # negative control: the same writes change the register of an unfolded register file
+    assert _write_then_read(ConfigRegisters(_regmap())) == (3, 1, 1)
+
+
+def test_folded_registers_report_unknown_names_and_wide_values():
+    with folded_registers({"c": 1, "b": 2}) as fold:
+        ConfigRegisters(_regmap())
+    assert fold.unused() == ["c"]
+    with pytest.raises(ValueError, match="value 16 does not fit register a"):
+        with folded_registers({"a": 16}):
+            ConfigRegisters(_regmap())
+    assert ConfigRegisters(_regmap()).folded is None   # outside the scope: registers
+
+
+def _arch():
+    return load_arch("cgra_2x2")
+
+
+def _pe():
+    layout = ArrayLayout(_arch())
+    pos = next(p for p in layout.positions() if p.kind == "pe")
+    return layout, pos, layout.specs["pe"].regmap
+
+
+def _decode(writes) -> FoldedConfig:
+    return decode_writes(FoldedConfig("hand", _arch(), "test"), writes)
+
+
+def test_decode_writes_names_each_register_and_keeps_the_last_write():
+    _, pos, rm = _pe()
+    sel = rm["cb_data0_sel"]
+    cfg = _decode([[tile_address(pos.tile_id, sel.offset), 2],
+                   [tile_address(pos.tile_id, sel.offset), 5]])
+    assert cfg.values == {(pos.row, pos.col): {"cb_data0_sel": 5}}
+    assert cfg.writes == {(pos.row, pos.col): [(sel.offset, 2), (sel.offset, 5)]}
+    assert cfg.n_writes == 2
+
+
+def _bad_writes():
+    layout, pos, rm = _pe()
+    mem = next(p for p in layout.positions() if p.kind == "mem")
+    window = layout.specs["mem"].regmap.windows[0]
+    n_tiles = len(layout.positions())
+    return {
+        "control register": ([[0x0, 1]], "not a tile register"),
+        "unaligned": ([[tile_address(pos.tile_id, 0) + 2, 1]], "not a tile register"),
+        "window": ([[tile_address(mem.tile_id, window.offset), 1]], "not foldable"),
+        "no tile": ([[tile_address(n_tiles, 0), 1]], f"no tile {n_tiles}"),
+        "too wide": ([[tile_address(pos.tile_id, rm["cb_data0_sel"].offset), 1 << 20]],
+                     "does not fit cb_data0_sel"),
+        "not a pair": ([[1, 2, 3]], "is not \\[byte address, value\\]"),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_bad_writes()))
+def test_decode_writes_refuses_what_cannot_be_folded(case):
+    writes, message = _bad_writes()[case]
+    with pytest.raises(FPGAError, match=message):
+        _decode(writes)
+
+
+def test_load_bitstream_refuses_bad_files(tmp_path):
+    bad = tmp_path / "x.bitstream.json"
+    bad.write_text("{}")
+    with pytest.raises(FPGAError, match="is not a bitstream"):
+        load_bitstream(bad)
+    bad.write_text(json.dumps({"arch": "cgra_2x2", "writes": []}))
+    with pytest.raises(FPGAError, match="for cgra_2x2, not cgra_4x4"):
+        load_bitstream(bad, "cgra_4x4")
+    with pytest.raises(FPGAError, match="cannot read"):
+        load_bitstream(tmp_path / "missing.json")
+
+
+def _hand_config() -> tuple[FoldedConfig, tuple[int, int]]:
+    """A PE tile of cgra_2x2 reading data0 from north track 0 (select 1), its core driving
+    east track 0 (the select's reset) through the pipeline register, by writes at the tile's
+    register offsets."""
+    _, pos, rm = _pe()
+    regs = {"cb_data0_sel": 1, "sb16_E_0_pipe": 1}
+    writes = [[tile_address(pos.tile_id, rm[n].offset), v] for n, v in regs.items()]
+    return _decode(writes), (pos.row, pos.col)
+
+
+def test_check_fold_passes_for_the_decoded_values_and_fails_for_a_corrupted_one():
+    cfg, key = _hand_config()
+    ok = check_fold(cfg, cycles=16, positions=[key])
+    assert ok.ok and ok.tiles == 1 and ok.mismatches == []
+    bad = copy.deepcopy(cfg.values)
+    bad[key]["sb16_E_0_pipe"] = 0                       # the register bypassed instead
+    result = check_fold(cfg, bad, cycles=16, positions=[key])
+    assert not result.ok
+    assert result.mismatches[0].startswith(f"tile r{key[0]}c{key[1]} (pe)")
+
+
+def test_folded_sources_name_configured_tiles_and_share_the_reset_ones():
+    cfg, key = _hand_config()
+    texts = folded_sources(cfg)
+    assert f"cgra_pe_tile_r{key[0]}c{key[1]}.v" in texts
+    # every other tile is at reset: one module per kind and edge situation, none per position
+    others = [n for n in texts if "_r" in n and not n.endswith("_reset.v")]
+    assert others == [f"cgra_pe_tile_r{key[0]}c{key[1]}.v"]
+    layout = ArrayLayout(_arch())
+    assert len(texts) == len({(p.kind, layout.edges(p.row, p.col)) for p in layout.positions()
+                              if (p.row, p.col) != key}) + 1
+    with pytest.raises(FPGAError, match="no configuration register named nope"):
+        folded_sources(cfg, {key: {"nope": 1}})
+
+
+def test_a_compiled_bitstream_folds_and_checks(tmp_path):
+    """pair_avg (tests/data/apps) placed and routed on cgra_2x2 by the compiler: its bitstream
+    file folds and every folded tile module matches the configured tile."""
+    from compiler.pipeline import compile_app
+    res = compile_app(str(PAIR_AVG), "cgra_2x2", until="pnr")
+    files = res.pnr.bitstream.save(tmp_path, "pair_avg-cgra_2x2")
+    cfg = load_bitstream(next(f for f in files if f.suffix == ".json"))
+    assert cfg.app == "pair_avg" and cfg.n_writes == len(res.pnr.bitstream)
+    result = check_fold(cfg, cycles=24)
+    assert result.ok and result.tiles >= 4
