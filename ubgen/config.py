@@ -33,7 +33,7 @@ _FOLD: ContextVar[FoldedValues | None] = ContextVar("ubgen_config_fold", default
 
 @contextmanager
 def folded_registers(values: dict[str, int]):
-    """Build every :class:`ConfigRegisters` created in this scope with its registers folded
+    """Elaborate every :class:`ConfigRegisters` in this scope with its registers folded
     into constants: a register named in ``values`` is that value, every other one its reset
     value (the state a configured block holds after reset and its configuration writes);
     bus writes change nothing. Register names are unique within a tile (the tile's register
@@ -69,8 +69,8 @@ class ConfigRegisters(wiring.Component):
     ``Switch`` over the offsets (a Yosys ``$pmux``) mapped to 1.5x (PUB) to 2.2x (IO core) the
     ECP5 LUT4s (docs/fpga.md "The configuration registers").
 
-    Built inside :func:`folded_registers`, every register is a constant (``folded`` holds the
-    values): the value given there, else its reset value; writes change nothing, the read-back
+    Elaborated inside :func:`folded_registers`, every register is a constant (``folded`` then
+    holds the values): the value given there, else its reset value; writes change nothing, the read-back
     returns the constants.
     """
 
@@ -80,20 +80,26 @@ class ConfigRegisters(wiring.Component):
         super().__init__({"bus": In(config_bus_signature(self._addr_width))})
         self.fields = {r.name: Signal(r.width, name=r.name, init=r.reset)
                        for r in regmap.registers}
-        fold = _FOLD.get()
         self.folded: dict[str, int] | None = None
-        if fold is not None:
-            self.folded = {}
-            for r in regmap.registers:
-                value = fold.values.get(r.name, r.reset)
-                if not 0 <= value < 1 << r.width:
-                    raise ValueError(f"{regmap.block}: folded value {value} does not fit "
-                                     f"register {r.name} ({r.width} bits)")
-                self.folded[r.name] = value
-                fold.used.add(r.name)
+
+    def _fold(self) -> dict[str, int] | None:
+        """The constants of the enclosing :func:`folded_registers` scope, if any."""
+        fold = _FOLD.get()
+        if fold is None:
+            return None
+        folded = {}
+        for r in self.regmap.registers:
+            value = fold.values.get(r.name, r.reset)
+            if not 0 <= value < 1 << r.width:
+                raise ValueError(f"{self.regmap.block}: folded value {value} does not fit "
+                                 f"register {r.name} ({r.width} bits)")
+            folded[r.name] = value
+            fold.used.add(r.name)
+        return folded
 
     def elaborate(self, platform):
         m = Module()
+        self.folded = self._fold()
         addr = self.bus.addr
         # registers at offsets the address cannot express are never read nor written
         reachable = [r for r in self.regmap.registers if r.offset < 1 << len(addr)]

@@ -9,14 +9,15 @@ import json
 from pathlib import Path
 
 import pytest
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Fragment, Module, Signal
 
 from tests.gateware import run_testbench
 from ubgen.arch import load_arch
 from ubgen.array.layout import ArrayLayout
 from ubgen.config import ConfigRegisters, folded_registers
 from ubgen.fpga.common import FPGAError
-from ubgen.fpga.fold import FoldedConfig, decode_writes, folded_sources, load_bitstream
+from ubgen.fpga.fold import (Folded, FoldedConfig, _modules, decode_writes, folded_sources,
+                             load_bitstream)
 from ubgen.fpga.fold_check import check_fold
 from ubgen.regmap import RegisterMap
 from ubgen.top.spec import tile_address
@@ -53,23 +54,25 @@ def _write_then_read(regs: ConfigRegisters) -> tuple[int, int, int]:
 
 
 def test_folded_registers_are_constants_that_ignore_writes():
+    regs = ConfigRegisters(_regmap())
     with folded_registers({"b": 0x5A}) as fold:
-        regs = ConfigRegisters(_regmap())
+        assert _write_then_read(regs) == (3, 0x5A, 0x5A)
     assert regs.folded == {"a": 3, "b": 0x5A}          # a unwritten: its reset value
     assert fold.unused() == []
-    assert _write_then_read(regs) == (3, 0x5A, 0x5A)
     # negative control: the same writes change the register of an unfolded register file
     assert _write_then_read(ConfigRegisters(_regmap())) == (3, 1, 1)
 
 
 def test_folded_registers_report_unknown_names_and_wide_values():
     with folded_registers({"c": 1, "b": 2}) as fold:
-        ConfigRegisters(_regmap())
+        Fragment.get(ConfigRegisters(_regmap()), None)
     assert fold.unused() == ["c"]
     with pytest.raises(ValueError, match="value 16 does not fit register a"):
         with folded_registers({"a": 16}):
-            ConfigRegisters(_regmap())
-    assert ConfigRegisters(_regmap()).folded is None   # outside the scope: registers
+            Fragment.get(ConfigRegisters(_regmap()), None)
+    plain = ConfigRegisters(_regmap())
+    Fragment.get(plain, None)
+    assert plain.folded is None                        # outside the scope: registers
 
 
 def _arch():
@@ -152,27 +155,35 @@ def test_check_fold_passes_for_the_decoded_values_and_fails_for_a_corrupted_one(
     assert result.mismatches[0].startswith(f"tile r{key[0]}c{key[1]} (pe)")
 
 
-def test_folded_sources_name_configured_tiles_and_share_the_reset_ones():
+def test_configured_tiles_get_their_own_module_and_reset_ones_share_one():
     cfg, key = _hand_config()
-    texts = folded_sources(cfg)
-    assert f"cgra_pe_tile_r{key[0]}c{key[1]}.v" in texts
+    modules = _modules(cfg, cfg.values)
+    assert modules[f"cgra_pe_tile_r{key[0]}c{key[1]}"][1] == cfg.values[key]
     # every other tile is at reset: one module per kind and edge situation, none per position
-    others = [n for n in texts if "_r" in n and not n.endswith("_reset.v")]
-    assert others == [f"cgra_pe_tile_r{key[0]}c{key[1]}.v"]
+    per_position = [n for n in modules if not n.endswith("_reset")]
+    assert per_position == [f"cgra_pe_tile_r{key[0]}c{key[1]}"]
     layout = ArrayLayout(_arch())
-    assert len(texts) == len({(p.kind, layout.edges(p.row, p.col)) for p in layout.positions()
-                              if (p.row, p.col) != key}) + 1
-    with pytest.raises(FPGAError, match="no configuration register named nope"):
-        folded_sources(cfg, {key: {"nope": 1}})
+    assert len(modules) == len({(p.kind, layout.edges(p.row, p.col))
+                                for p in layout.positions() if (p.row, p.col) != key}) + 1
+    reset_values = [m[1] for n, m in modules.items() if n.endswith("_reset")]
+    assert len(reset_values) == len(modules) - 1 and all(v == {} for v in reset_values)
 
 
+def test_a_fold_naming_no_register_of_the_block_is_refused():
+    with pytest.raises(FPGAError, match="blk here: no configuration register named nope"):
+        Fragment.get(Folded(ConfigRegisters(_regmap()), {"nope": 1, "a": 1}, "blk here"), None)
+
+
+@pytest.mark.regress
 def test_a_compiled_bitstream_folds_and_checks(tmp_path):
     """pair_avg (tests/data/apps) placed and routed on cgra_2x2 by the compiler: its bitstream
-    file folds and every folded tile module matches the configured tile."""
+    file folds, every folded tile module converts to Verilog and matches the configured tile
+    (regress: ~1 min)."""
     from compiler.pipeline import compile_app
     res = compile_app(str(PAIR_AVG), "cgra_2x2", until="pnr")
     files = res.pnr.bitstream.save(tmp_path, "pair_avg-cgra_2x2")
     cfg = load_bitstream(next(f for f in files if f.suffix == ".json"))
     assert cfg.app == "pair_avg" and cfg.n_writes == len(res.pnr.bitstream)
+    assert len(folded_sources(cfg)) == len(_modules(cfg, cfg.values)) >= 4
     result = check_fold(cfg, cycles=24)
-    assert result.ok and result.tiles >= 4
+    assert result.ok and result.tiles == len(_modules(cfg, cfg.values))
