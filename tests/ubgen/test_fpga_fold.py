@@ -185,5 +185,35 @@ def test_a_compiled_bitstream_folds_and_checks(tmp_path):
     cfg = load_bitstream(next(f for f in files if f.suffix == ".json"))
     assert cfg.app == "pair_avg" and cfg.n_writes == len(res.pnr.bitstream)
     assert len(folded_sources(cfg)) == len(_modules(cfg, cfg.values)) >= 4
-    result = check_fold(cfg, cycles=24)
-    assert result.ok and result.tiles == len(_modules(cfg, cfg.values))
+    from ubgen.fpga.designs import folded_design
+    result = folded_design(next(f for f in files if f.suffix == ".json"), cycles=24).check(
+        cfg.arch)
+    assert result["ok"] and result["tiles"] == len(_modules(cfg, cfg.values))
+
+
+def test_folded_design_is_a_loop_free_flow_design_with_its_check(tmp_path):
+    from ubgen.fpga.designs import folded_design
+    cfg, key = _hand_config()
+    path = tmp_path / "hand-cgra_2x2.bitstream.json"
+    pos = ArrayLayout(_arch()).tile_id(*key)
+    path.write_text(json.dumps({"arch": "cgra_2x2", "writes": [
+        [tile_address(pos, off), v] for off, v in cfg.writes[key]]}))
+    design = folded_design(path, cycles=4)
+    assert design.name == "folded_cgra_2x2_hand" and design.arch == "cgra_2x2"
+    assert not design.ignore_loops and design.flatten and design.key.startswith("fold:")
+    assert design.sources is not None and design.check is not None   # run by the regress test
+    # another configuration is another design for the Verilog cache
+    other = tmp_path / "other-cgra_2x2.bitstream.json"
+    other.write_text(json.dumps({"arch": "cgra_2x2", "writes": [[tile_address(pos, 0), 1]]}))
+    assert folded_design(other).key != design.key
+
+
+def test_cli_refuses_a_bad_bitstream_in_one_line(tmp_path, capsys):
+    from ubgen.fpga.cli import main
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    assert main(["--target", "ecp5", "--bitstream", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "is not a bitstream" in err and err.count("\n") == 1
+    assert main(["--target", "ecp5", "--bitstream", str(bad), "--check-cycles", "0"]) == 1
+    assert "--check-cycles must be at least 1" in capsys.readouterr().err
