@@ -217,3 +217,20 @@ def test_cli_refuses_a_bad_bitstream_in_one_line(tmp_path, capsys):
     assert err.startswith("error: ") and "is not a bitstream" in err and err.count("\n") == 1
     assert main(["--target", "ecp5", "--bitstream", str(bad), "--check-cycles", "0"]) == 1
     assert "--check-cycles must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.regress
+def test_the_folded_cgra_2x2_routes(tmp_path):
+    """pair_avg's bitstream folded into cgra_2x2, checked, synthesized, placed and routed
+    (Yosys + nextpnr, ~3 min): a routed Fmax without --ignore-loops, where the unfolded
+    cgra_2x2 stops (docs/fpga.md)."""
+    from compiler.pipeline import compile_app
+    from ubgen.fpga.designs import folded_design
+    from ubgen.fpga.flow import run_fpga_flow
+    res = compile_app(str(PAIR_AVG), "cgra_2x2", until="pnr")
+    files = res.pnr.bitstream.save(tmp_path, "pair_avg-cgra_2x2")
+    design = folded_design(next(f for f in files if f.suffix == ".json"), cycles=16)
+    report = run_fpga_flow("ecp5", design, out_dir=tmp_path / "flow", quiet=True)
+    assert report["design"] == "folded_cgra_2x2_pair_avg" and not report["ignore_loops"]
+    assert report["check"]["ok"] and report["fmax_mhz"] > 0
+    assert (tmp_path / "flow" / "report.json").exists()
