@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 DATA = ROOT / "docs" / "data" / "fpga_folded.json"
 DOC = ROOT / "docs" / "fpga.md"
 MARKER = "FOLDED-TABLE"
@@ -50,13 +51,13 @@ def table(rows: list[dict]) -> list[str]:
 
 
 def render(doc: Path, rows: list[dict]) -> None:
-    text = doc.read_text()
-    start, end = f"<!-- {MARKER} -->\n", f"<!-- /{MARKER} -->"
-    i = text.find(start)
-    j = text.find(end, i + len(start)) if i >= 0 else -1
-    if i < 0 or j < 0:
-        raise SystemExit(f"error: {doc} has no {start.strip()} ... {end} pair")
-    doc.write_text(text[:i + len(start)] + "\n".join(table(rows)) + "\n" + text[j:])
+    """The table between the document's ``FOLDED-TABLE`` markers (the evaluation's
+    ``replace_marked``)."""
+    from compiler.sweep.evaluate import replace_marked
+    try:
+        doc.write_text(replace_marked(doc.read_text(), MARKER, table(rows)))
+    except ValueError as e:
+        raise SystemExit(f"error: {doc}: {e}") from None
 
 
 def main(argv=None) -> int:
