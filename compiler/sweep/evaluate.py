@@ -547,9 +547,8 @@ def energy_sections(energy: dict | None) -> list[str]:
 
 
 def table_7_3_7_4(res: dict, rtl: dict, rtl_notes: list[str] = ()) -> list[str]:
-    """Tables 7.3 (memories, from the mappings) and 7.4 (cycles, from the RTL runs ``rtl``:
-    plan name -> result; ``rtl_notes``: the runs behind the cells, under the table)."""
-    t3, t4 = [], []
+    """Tables 7.3 (memories, from the mappings ``res``) and 7.4 (:func:`table_7_4`)."""
+    t3 = []
     for label in TABLE_7_3:
         app = label.split()[0]
         r = res[f"table {label}"]
@@ -565,7 +564,25 @@ def table_7_3_7_4(res: dict, rtl: dict, rtl_notes: list[str] = ()) -> list[str]:
                    _fmt(rv.get("buffets")) if not rv.get("error") else "refused", p, d, bf,
                    _err(r) or "; ".join(c for c in (_cmp(pub, p), REASONS.get(("7.3", app)),
                                                     errs) if c)])
-        p, d, bf = THESIS_7_4[app]
+    return (["## Thesis Table 7.3: memories per backend", "",
+             "`ubc map --backend pub|dp|rv` at the Table 7.1 sizes (`cgra_16x32`'s array): "
+             + REASONS[("7.3", "any")] + ". resnet is the paper's 8x8 channel block "
+             "(docs/apps.md).", ""]
+            + _table(["app", "PUB (ours)", "DP+AG (ours)", "Buffet (ours)", "PUB (thesis)",
+                      "DP+AG (thesis)", "Buffet (thesis)", "comment"], t3)
+            + table_7_4(rtl, rtl_notes))
+
+
+T74_HEADING = "## Thesis Table 7.4: latency per backend"
+BACKENDS_HEADING = "## The memory backends end to end"
+
+
+def table_7_4(rtl: dict, rtl_notes: list[str] = ()) -> list[str]:
+    """Table 7.4: the cycles of the RTL runs ``rtl`` (plan name -> result, each with the commit
+    it was measured at) against the thesis's; ``rtl_notes``: the runs behind the cells."""
+    t4 = []
+    for label in TABLE_7_3:
+        p, d, bf = THESIS_7_4[label.split()[0]]
         runs = {b: rtl.get(f"rtl {b} {label}") for b in RTL_ARCHS}
         bl = rtl.get(f"buffet {label}")
         why = "; ".join(f"{b}: {x['error']}" for b, x in list(runs.items()) + [("buffet", bl)]
@@ -576,16 +593,32 @@ def table_7_3_7_4(res: dict, rtl: dict, rtl_notes: list[str] = ()) -> list[str]:
                    _rtl_cycles(bl), p, d, bf,
                    "; ".join(c for c in (_cmp((runs["pub"] or {}).get("cycles_measured"), p),
                                          why) if c)])
-    return (["## Thesis Table 7.3: memories per backend", "",
-             "`ubc map --backend pub|dp|rv` at the Table 7.1 sizes (`cgra_16x32`'s array): "
-             + REASONS[("7.3", "any")] + ". resnet is the paper's 8x8 channel block "
-             "(docs/apps.md).", ""]
-            + _table(["app", "PUB (ours)", "DP+AG (ours)", "Buffet (ours)", "PUB (thesis)",
-                      "DP+AG (thesis)", "Buffet (thesis)", "comment"], t3)
-            + ["## Thesis Table 7.4: latency per backend", "", REASONS[("7.4", "any")] + ".", ""]
+    return ([T74_HEADING, "", REASONS[("7.4", "any")] + ". In parentheses: the commit each "
+             "run was measured at.", ""]
             + _table(["app", "PUB (ours)", "DP+AG (ours)", "DP+PEs (ours)", "Buffet (ours)",
                       "PUB (thesis)", "DP+AG (thesis)", "Buffet (thesis)", "comment"], t4)
             + list(rtl_notes))
+
+
+def replace_section(text: str, heading: str, lines: list[str]) -> str:
+    """``text`` with the section under the line ``heading`` (up to the next ``## `` heading)
+    replaced by ``lines`` (which start with the heading); ValueError when it is missing."""
+    i = text.find(heading + "\n")
+    if i < 0:
+        raise ValueError(f"no section {heading!r}")
+    j = text.find("\n## ", i + len(heading))
+    rest = text[j + 1:] if j >= 0 else ""
+    return text[:i] + "\n".join(lines).rstrip() + "\n" + ("\n" + rest if rest else "")
+
+
+def render_rtl_only(out: Path = OUT) -> None:
+    """Re-render only what comes from the record of the RTL runs, without the sweep: Table 7.4
+    and the backends table of ``out`` (the other sections stay as they are)."""
+    plan_rtl, path = rtl_plan(), rtl_record_path(out)
+    rtl = rtl_record.load(path, plan_rtl)
+    text = replace_section(out.read_text(), T74_HEADING,
+                           table_7_4(rtl, rtl_record.notes(path, plan_rtl)))
+    _write(out, replace_section(text, BACKENDS_HEADING, table_backends(rtl)))
 
 
 def table_7_5(res: dict) -> list[str]:
@@ -629,7 +662,7 @@ def table_backends(rtl: dict) -> list[str]:
         rows.append(["rv (buffet)", label, "block level", r.get("buffets", "—"), "—", "—",
                      r.get("cycles", "—"), f"no (block level: {state})",
                      r.get("measured_commit", "—"), ""])
-    return (["## The memory backends end to end", "",
+    return ([BACKENDS_HEADING, "",
              "The runs behind Table 7.4 (`sim.rtl_figures`; docs/backends.md): each app "
              "compiled for the backend's MEM tile, placed, routed and run on the backend's "
              "array in Verilator, bit-exact against the golden, with the cycles of the "
@@ -985,8 +1018,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--rtl-only", action="store_true",
                     help="only run Table 7.4's RTL runs (sim.rtl_figures, one at a time; cold "
                     "Verilator builds take minutes each) and keep them in their record "
-                    "(docs/data/table_7_4_rtl.json for docs/evaluation.md); no sweep, no "
-                    "rendering")
+                    "(docs/data/table_7_4_rtl.json for docs/evaluation.md), then re-render "
+                    "Table 7.4 and the backends table of OUT from the record; no sweep")
     ap.add_argument("--from", dest="from_dir", metavar="DIR",
                     help="with --rtl-only: take the finished runs left in DIR by an earlier "
                     "--rtl-only instead of running them")
@@ -1057,6 +1090,13 @@ def _run_rtl_only(args, out: Path) -> int:
     failed = [n for n, e in runs.items() if e["result"].get("passed") is False]
     print(f"wrote {len(runs)} of {len(rtl_plan())} RTL runs to {rtl_record_path(out)}"
           + (f"; failed: {', '.join(failed)}" if failed else ""))
+    if out.is_file():
+        try:
+            render_rtl_only(out)
+        except ValueError as e:
+            print(f"evaluate: error: {out}: {e}", file=sys.stderr)
+            return 2
+        print(f"wrote Table 7.4 and the backends table of {out}")
     return 1 if failed else 0
 
 

@@ -172,7 +172,7 @@ def notes(path: Path, plan: dict[str, tuple]) -> list[str]:
              f"`{_shown(path)}`):", ""]
     for name, run in plan.items():
         e = runs.get(name)
-        cmd = " ".join(_without_out(rtl_argv(run, Path("-")))[1:])
+        cmd = "python " + " ".join(_without_out(rtl_argv(run, Path("-"))))
         if e is None:
             lines.append(f"* {name}: `{cmd}` -- not run")
             continue
@@ -186,10 +186,11 @@ def outcome(r: dict) -> str:
     if r.get("error"):
         return f"error: {r['error']}"
     if "cycles_measured" in r:
-        verdict = "passed" if r.get("passed") else "FAILED"
+        verdict = "passed (bit-exact)" if r.get("passed") else "FAILED"
+        times = [f"{what} {r[k]:.0f} s" for what, k in (("Verilator build",
+                 "verilator_build_seconds"), ("simulation", "sim_seconds")) if r.get(k) is not None]
         return (f"{r.get('cycles_measured')} cycles measured, {r.get('cycles_predicted')} "
-                f"predicted, {verdict} (Verilator build {r.get('verilator_build_seconds')} s, "
-                f"simulation {r.get('sim_seconds')} s)")
+                f"predicted, {verdict}" + (f" ({', '.join(times)})" if times else ""))
     verdict = "every buffet passed" if r.get("passed") else "FAILED"
     return f"{r.get('buffets')} buffets, {r.get('cycles')} cycles (slowest), {verdict}"
 

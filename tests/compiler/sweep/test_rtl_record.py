@@ -89,3 +89,27 @@ def test_rtl_only_from_a_directory_without_runs_is_refused(tmp_path, capsys):
     assert not ev.rtl_record_path(out).exists()
     assert ev.main(["--from", str(tmp_path / "empty"), "--out", str(out)]) == 2
     assert "--from needs --rtl-only" in capsys.readouterr().err
+
+
+def test_rtl_only_rerenders_table_7_4_and_leaves_the_rest(monkeypatch, tmp_path):
+    run = ("e2e", "gaussian", "cgra_16x32", {})
+    monkeypatch.setattr(ev, "rtl_plan", lambda: {"rtl pub gaussian": run})
+    monkeypatch.setattr(rtl_record, "run_one", lambda name, r, d: _measured(r, 4102))
+    out = tmp_path / "evaluation.md"
+    doc = ["# Evaluation", "", ev.T74_HEADING, "", "old table", "",
+           "## Thesis Table 7.5: PEs", "", "kept 7.5", "", ev.BACKENDS_HEADING, "", "old",
+           "", "## Thesis Table 7.8: MEMs", "", "kept 7.8", ""]
+    out.write_text("\n".join(doc))
+    assert ev.main(["--rtl-only", "--out", str(out), "--quiet"]) == 0
+    text = out.read_text()
+    assert "old table" not in text and "\nold\n" not in text
+    assert "kept 7.5" in text and "kept 7.8" in text and text.startswith("# Evaluation\n")
+    t74 = text.split(ev.T74_HEADING)[1].split("\n## ")[0]
+    assert "| gaussian | 4102 (abc1234) | — | — |" in t74
+    assert "* rtl pub gaussian: `python -m sim.rtl_figures e2e gaussian --arch cgra_16x32` " \
+           "at abc1234, 2026-11-27, 42 s wall: 4102 cycles measured, 4102 predicted, " \
+           "passed (bit-exact)\n" in t74
+    row = next(ln for ln in text.splitlines() if ln.startswith("| pub | gaussian"))
+    assert "| 4102 | 4102 | yes | abc1234 |" in row
+    out.write_text("# Evaluation without the section\n")                 # negative control
+    assert ev.main(["--rtl-only", "--out", str(out), "--quiet"]) == 2
