@@ -11,7 +11,9 @@ as more tasks, and writes ``docs/evaluation.md`` -- paper Tables IV, VI, VII; th
 Tables 7.6-7.7 and Figures 7.6-7.9 (:mod:`.evaluate_ch7`) -- with the published figure beside ours
 in every table, and the Figure 7.5 plots (``docs/img/fig7_5_<app>.png``). The RTL runs build a
 Verilator model of each backend's 16x32 array once (cached by the Verilog's hash) and take
-tens of minutes the first time; their results are cached like the points. The published figures below are transcribed from the
+tens of minutes the first time; their results are kept, with the commit they were measured at,
+in ``docs/data/table_7_4_rtl.json`` (:mod:`.rtl_record`; ``--rtl-only`` runs only them), which
+Table 7.4 is rendered from. The published figures below are transcribed from the
 paper and the thesis; nothing here is tuned towards them. Prints the wall time.
 """
 from __future__ import annotations
