@@ -190,7 +190,7 @@ def outcome(r: dict) -> str:
         times = [f"{what} {r[k]:.0f} s" for what, k in (("Verilator build",
                  "verilator_build_seconds"), ("simulation", "sim_seconds")) if r.get(k) is not None]
         return (f"{r.get('cycles_measured')} cycles measured, {r.get('cycles_predicted')} "
-                f"predicted, {verdict}" + (f" ({', '.join(times)})" if times else ""))
+                f"predicted, {verdict}" + (f"; {', '.join(times)}" if times else ""))
     verdict = "every buffet passed" if r.get("passed") else "FAILED"
     return f"{r.get('buffets')} buffets, {r.get('cycles')} cycles (slowest), {verdict}"
 
