@@ -965,8 +965,17 @@ def render_only(out: Path = OUT, img: Path = IMG) -> None:
         record = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"no recorded run at {path} ({e.__class__.__name__})") from e
-    _write(out, render(record["res"], record["area"], img, out, record["seconds"],
-                       record["where"]))
+    missing = [name for name in plan() if name not in record["res"]]
+    if missing:
+        raise ValueError(f"the run recorded at {path} lacks {len(missing)} of the current "
+                         f"plan's points (first: {missing[0]!r}); run make evaluate")
+    try:
+        text = render(record["res"], record["area"], img, out, record["seconds"],
+                      record["where"])
+    except KeyError as e:
+        raise ValueError(f"the run recorded at {path} lacks {e} that the current tables "
+                         "need; run make evaluate") from e
+    _write(out, text)
 
 
 def rtl_only(out: Path, runs_dir: Path, source: Path | None = None,
