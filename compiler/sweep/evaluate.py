@@ -591,8 +591,8 @@ def table_7_4(rtl: dict, rtl_notes: list[str] = ()) -> list[str]:
                         if x and x.get("error"))
         t4.append([label, _rtl_cycles(runs["pub"]), _rtl_cycles(runs["dp"]),
                    _rtl_cycles(runs["dp-pe"]),
-                   f"{_rtl_cycles(bl)} (block level)" if bl and not bl.get("error") else
-                   _rtl_cycles(bl), p, d, bf,
+                   _block_level(bl) if bl and not bl.get("error") else _rtl_cycles(bl),
+                   p, d, bf,
                    "; ".join(c for c in (_cmp((runs["pub"] or {}).get("cycles_measured"), p),
                                          why) if c)])
     return ([T74_HEADING, "", REASONS[("7.4", "any")] + ". In parentheses: the commit each "
@@ -600,6 +600,13 @@ def table_7_4(rtl: dict, rtl_notes: list[str] = ()) -> list[str]:
             + _table(["app", "PUB (ours)", "DP+AG (ours)", "DP+PEs (ours)", "Buffet (ours)",
                       "PUB (thesis)", "DP+AG (thesis)", "Buffet (thesis)", "comment"], t4)
             + list(rtl_notes))
+
+
+def _block_level(r: dict) -> str:
+    """A buffet run's cell: ``4099 (block level, <commit>)``."""
+    c = _rtl_cycles({k: v for k, v in r.items() if k != "measured_commit"})
+    at = f", {r['measured_commit']}" if r.get("measured_commit") else ""
+    return f"{c} (block level{at})"
 
 
 def replace_section(text: str, heading: str, lines: list[str]) -> str:

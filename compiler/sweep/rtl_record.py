@@ -187,12 +187,15 @@ def outcome(r: dict) -> str:
         return f"error: {r['error']}"
     if "cycles_measured" in r:
         verdict = "passed (bit-exact)" if r.get("passed") else "FAILED"
-        times = [f"{what} {r[k]:.0f} s" for what, k in (("Verilator build",
-                 "verilator_build_seconds"), ("simulation", "sim_seconds")) if r.get(k) is not None]
+        build = r.get("verilator_build_seconds")
+        times = ([] if build is None else ["Verilator model cached" if build == 0 else
+                                           f"Verilator build {build:.0f} s"]) + \
+            ([] if r.get("sim_seconds") is None else [f"simulation {r['sim_seconds']:.0f} s"])
         return (f"{r.get('cycles_measured')} cycles measured, {r.get('cycles_predicted')} "
                 f"predicted, {verdict}" + (f"; {', '.join(times)}" if times else ""))
     verdict = "every buffet passed" if r.get("passed") else "FAILED"
-    return f"{r.get('buffets')} buffets, {r.get('cycles')} cycles (slowest), {verdict}"
+    n = r.get("buffets")
+    return f"{n} buffet{'' if n == 1 else 's'}, {r.get('cycles')} cycles (slowest), {verdict}"
 
 
 def _shown(path: Path) -> str:

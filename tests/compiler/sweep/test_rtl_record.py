@@ -113,3 +113,14 @@ def test_rtl_only_rerenders_table_7_4_and_leaves_the_rest(monkeypatch, tmp_path)
     assert "| 4102 | 4102 | yes | abc1234 |" in row
     out.write_text("# Evaluation without the section\n")                 # negative control
     assert ev.main(["--rtl-only", "--out", str(out), "--quiet"]) == 2
+
+
+def test_a_buffet_run_reads_block_level_with_its_commit():
+    run = ("buffet", "gaussian", None, {})
+    res = {"app": "gaussian", "buffets": 2, "passed": True, "cycles": 4099}
+    e = rtl_record.entry(run, res, "abc1234", True, "2026-11-27T11:00:00+00:00", 34.0)
+    assert rtl_record.outcome(res) == "2 buffets, 4099 cycles (slowest), every buffet passed"
+    assert rtl_record.measured_at(e) == "abc1234 + uncommitted changes, 2026-11-27"
+    assert ev._block_level(dict(res, measured_commit=rtl_record.commit_label(e))) == \
+        "4099 (block level, abc1234+)"
+    assert ev._block_level(dict(res, passed=False)) == "4099 (failed) (block level)"
