@@ -1,10 +1,10 @@
-"""Per-stage operation counts of camera and unsharp: ours against the reference as Halide lowers
-it (docs/evaluation.md, "camera and unsharp against the reference").
+"""Per-stage operation counts of camera, unsharp and harris: ours against the reference as Halide
+lowers it (docs/evaluation.md, Table IV's comments; docs/apps.md).
 
-    .venv/bin/python bench/app_ops.py [camera] [unsharp] [--arch cgra_16x32]
+    .venv/bin/python bench/app_ops.py [camera] [unsharp] [harris] [--arch cgra_16x32]
 
 For each line-buffered stage of the reference generator (Halide-to-Hardware
-``apps/camera_pipeline`` and ``apps/unsharp``, transcribed to the PyPI ``halide`` API in
+``apps/camera_pipeline``, ``apps/unsharp`` and ``apps/harris``, transcribed to the PyPI ``halide`` API in
 tests/apps/halide_pipelines.py) the script applies the generator's CoreIR schedule (the same
 ``compute_root`` stages, ``unroll(c)`` and window unrolls, everything else inlined), lowers it
 with real Halide (``compile_to_lowered_stmt``) and counts the value operations of one output
@@ -35,7 +35,7 @@ import halide as hl  # noqa: E402
 from apps import get_app  # noqa: E402
 from compiler.ir.expr import Call  # noqa: E402
 from compiler.pipeline import compile_app  # noqa: E402
-from tests.apps.halide_pipelines import camera_funcs, unsharp_funcs  # noqa: E402
+from tests.apps.halide_pipelines import camera_funcs, harris_funcs, unsharp_funcs  # noqa: E402,E501
 
 OUT = ROOT / "build" / "bench" / "app_ops.json"
 # Halide prints + - and comparisons with spaces around them, * / % without.
@@ -72,10 +72,29 @@ def _unsharp_schedule(f: dict) -> tuple[hl.Func, list]:
                                             "hw_output")]
 
 
+def _harris_schedule(f: dict) -> tuple[hl.Func, list]:
+    """harris_generator.cpp's CoreIR schedule: ``padded16`` and ``hw_output`` computed at the
+    root, every other stage line-buffered (a root stage of its own), the box sums' windows
+    unrolled; ``grad_xx``/``grad_yy``/``grad_xy`` are inlined into ``lxx``/``lyy``/``lxy``."""
+    for name in ("padded16", "grad_x", "grad_y", "lxx", "lyy", "lxy", "cim"):
+        f[name].compute_root()
+    for name in ("lgxx", "lgyy", "lgxy"):
+        g = f[name]
+        g.compute_root()
+        win = g.rvars(0)
+        g.update(0).unroll(win[0]).unroll(win[1])
+    out = f["hw_output"]
+    x, y = out.args()
+    out.bound(x, 0, 58).bound(y, 0, 58)
+    return out, [(n, f[n].name()) for n in ("padded16", "grad_x", "grad_y", "lxx", "lyy",
+                                            "lxy", "lgxx", "lgyy", "lgxy", "cim", "hw_output")]
+
+
 REFERENCE = {
     "camera": (lambda: hl.ImageParam(hl.UInt(8), 2, "input"), camera_funcs, _camera_schedule),
     "unsharp": (lambda: hl.ImageParam(hl.UInt(8), 3, "input"), unsharp_funcs,
                 _unsharp_schedule),
+    "harris": (lambda: hl.ImageParam(hl.Int(8), 2, "input"), harris_funcs, _harris_schedule),
 }
 # Our stage (op name prefix) for each lowered reference stage.
 STAGES = {
@@ -83,6 +102,9 @@ STAGES = {
                "curved": "hw_output"},
     "unsharp": {"hw_input": "hw_input", "gray": "gray", "blur_unnormalized": "blur_unnormalized",
                 "ratio": "ratio", "hw_output": "hw_output"},
+    "harris": {"padded16": "hw_input", **{n: n for n in ("grad_x", "grad_y", "lxx", "lyy", "lxy",
+                                                          "lgxx", "lgyy", "lgxy", "cim")},
+               "hw_output": "nms"},
 }
 
 
@@ -207,7 +229,7 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n".join(__doc__.splitlines()[2:]))
     ap.add_argument("apps", nargs="*", default=["camera", "unsharp"],
-                    help="camera and/or unsharp (default both)")
+                    help="camera, unsharp and/or harris (default camera and unsharp)")
     ap.add_argument("--arch", default="cgra_16x32", help="arch of our netlist (cgra_16x32)")
     args = ap.parse_args(argv)
     bad = [a for a in args.apps if a not in REFERENCE]

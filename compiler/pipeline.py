@@ -207,12 +207,14 @@ class CompileResult:
         from .schedule.report import schedule_program
         o = self.options
         self.scheduled = schedule_program(self.program, HwParams.from_arch(self.arch),
-                                          o.policy, balance=o.balance, delay=o.delay)
+                                          o.policy, balance=o.balance, delay=o.delay,
+                                          reorder=o.reorder)
 
     def _stage_map(self) -> None:
         o = self.options
         self.scheduled, self.impls, self.refused = map_scheduled(
-            self.program, self.scheduled, self.arch, o.threshold, o.policy, o.balance)
+            self.program, self.scheduled, self.arch, o.threshold, o.policy, o.balance,
+            reorder=o.reorder)
 
     def _stage_netlist(self) -> None:
         from .mapping.common import MappingError
@@ -254,6 +256,7 @@ class FlowOptions:
     delay: bool = True                # producers as late as their consumers allow
     seed: int = 0                     # the app's inputs and the placer
     effort: float | None = None       # the annealer's effort (None: its default schedule)
+    reorder: bool = True              # non-unrolled reductions in streaming order
 
 
 def context_need(program: Program) -> int:
@@ -307,13 +310,15 @@ MAX_GAP_SCALE = 64          # the widest bank spread the §5.5.3 gap is stretche
 
 
 def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None = None,
-                  policy: str | None = None, balance: bool = True, params=None):
+                  policy: str | None = None, balance: bool = True, params=None,
+                  reorder: bool = True):
     """Map every unified buffer of ``scheduled`` (the memory levels the Program asks for).
     When mapping refuses a buffer, the program is scheduled again (``params``, default: the
     arch's) and mapped again, as long as something is left to change:
 
     * a buffer that ops delayed by :mod:`compiler.schedule.delay` (or initializations placed
-      by :mod:`compiler.schedule.init_place`) write or read: those ops are put where the
+      by :mod:`compiler.schedule.init_place`, drains by :mod:`compiler.schedule.drain_place`)
+      write or read: those ops are put where the
       scheduler put them;
     * a read too soon after its write for the wide-fetch SRAM (``TooSoon``: a bank receives
       one of every ``k`` of the producer's writes, so its wide words fill ``k`` times slower
@@ -334,6 +339,7 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
     while refused:
         delayed = dict.fromkeys(scheduled.optimized.info.get("delayed") or {})
         delayed.update(dict.fromkeys(scheduled.optimized.info.get("init_placed") or ()))
+        delayed.update(dict.fromkeys(scheduled.optimized.info.get("drain_placed") or ()))
         touch = {op.name for op in scheduled.program.ops() if op.name in delayed and (
             op.store.buffer in refused or any(ld.buffer in refused for ld in op.loads))}
         soon = {b for b in refused if isinstance(errors.get(b), TooSoon)
@@ -345,7 +351,7 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
             scale[b] = 2 * scale.get(b, 1)
         scheduled = schedule_program(program, params or HwParams.from_arch(arch), policy,
                                      balance=balance, early=frozenset(early),
-                                     gap_scale=dict(scale))
+                                     gap_scale=dict(scale), reorder=reorder)
         errors = {}
         impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program),
                                      errors)
@@ -356,13 +362,15 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
                 sizes: dict[str, int] | None = None, *, threshold: int | None = None,
                 policy: str | None = None, balance: bool = True,
                 until: str = "netlist", delay: bool = True, seed: int = 0,
-                effort: float | None = None) -> CompileResult:
+                effort: float | None = None, reorder: bool = True) -> CompileResult:
     """Compile ``app`` (an application name, a Python app file, a Program JSON file or a
     Program) for ``arch`` through the stages up to ``until`` (:data:`STAGES`; module
     docstring). Raises the stages' one-line errors (``ProgramError``, ``ExtractError``,
     ``VerifyError``, ``ScheduleError``, ``ArchError``, ``MappingError`` for a refused buffer,
     ``NetlistError``, :class:`FitError`, ``PnRError``, ``GoldenMismatch``). ``delay=False``
-    starts producers as early as possible (:mod:`compiler.schedule.delay`). ``until="map"``
+    starts producers as early as possible (:mod:`compiler.schedule.delay`), ``reorder=False``
+    keeps non-unrolled reductions in their written loop order
+    (:mod:`compiler.passes.reduction_order`). ``until="map"``
     stops after buffer mapping and keeps the refused buffers' reasons in ``refused`` instead
     of raising. ``seed`` chooses the app's inputs and the placement, ``effort`` the annealer's
     effort (``compiler.backend.place.AnnealSchedule``)."""
@@ -374,7 +382,8 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     else:
         source = load_app(str(app), sizes or {})
     result = CompileResult(source.name, arch, source.program, source=source,
-                           options=FlowOptions(threshold, policy, balance, delay, seed, effort))
+                           options=FlowOptions(threshold, policy, balance, delay, seed, effort,
+                                               reorder))
     result.seconds["frontend"] = time.perf_counter() - t
     result.done.append("frontend")
     return result.run(until)

@@ -67,6 +67,14 @@ def add_delay_argument(s: argparse.ArgumentParser) -> None:
                    "of as late as their consumers allow (more on-chip storage, same cycles)")
 
 
+def add_reorder_argument(s: argparse.ArgumentParser) -> None:
+    """``--no-reorder``: reductions in their written loop order (compiler.passes.reduction_order)."""
+    s.add_argument("--no-reorder", action="store_true",
+                   help="keep non-unrolled reductions in their written loop order instead of "
+                   "moving their pure loops inside (the ablation of "
+                   "compiler.passes.reduction_order)")
+
+
 def check_dir(*paths: str | None) -> None:
     """One-line error unless the directory of every given output path exists (checked before
     any work, so a bad path leaves nothing behind)."""

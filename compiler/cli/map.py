@@ -1,7 +1,7 @@
 """``ubc map APP``: the buffer mapping report (thesis ch. 5; Tables 7.3, 7.5, 7.8).
 
     ubc map APP [--arch A] [--size K=V ...] [--threshold N] [--backend pub|dp|dp-pe|rv]
-            [--no-delay] [--json]
+            [--no-delay] [--no-reorder] [--json]
 
 Compiles the application up to buffer mapping (``compiler.pipeline.compile_app(...,
 until="map")``) and prints per buffer: level, memory tiles, shift registers (count, total
@@ -18,7 +18,7 @@ import json
 
 from ..mapping.report import BACKENDS
 from ..mapping.shift_register import DEFAULT_THRESHOLD
-from .common import add_app_arguments, add_delay_argument
+from .common import add_app_arguments, add_delay_argument, add_reorder_argument
 
 __all__ = ["add_map_subcommand", "cmd_map"]
 
@@ -50,7 +50,8 @@ def cmd_map(args) -> int:
     arch = load_arch(args.arch)
     backend = args.backend or arch.mem.kind
     result = compile_app(args.app, backend_arch(arch, backend), parse_sizes(args.size),
-                         threshold=args.threshold, until="map", delay=not args.no_delay)
+                         threshold=args.threshold, until="map", delay=not args.no_delay,
+                         reorder=not args.no_reorder)
     extra = backend_figures(result.impls, backend) if not result.refused else {}
     rep = map_report(args.app, result.impls, result.refused, backend, result.arch, extra)
     if args.json:
@@ -78,5 +79,6 @@ def add_map_subcommand(subparsers) -> None:
                    "SRAM + AG), dp-pe (dual-port SRAM, controllers on PEs), rv (ready-valid "
                    "buffets); default: the arch's [mem] kind")
     add_delay_argument(s)
+    add_reorder_argument(s)
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_map)

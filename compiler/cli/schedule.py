@@ -1,14 +1,16 @@
 """``ubc schedule APP``: extract, schedule and verify an application; report cycles and SRAM words
 (thesis ch. 4, paper Tables VI/VII; docs/scheduling.md).
 
-    ubc schedule APP [--arch A] [--size K=V ...] [--policy P] [--no-balance] [--no-delay] [--json]
+    ubc schedule APP [--arch A] [--size K=V ...] [--policy P] [--no-balance] [--no-delay] [--no-reorder]
+                     [--json]
                      [--dump DIR] [--plot FILE]
 """
 from __future__ import annotations
 
 import json
 
-from .common import add_app_arguments, add_delay_argument, check_dir, write_dir, write_with
+from .common import (add_app_arguments, add_delay_argument, add_reorder_argument, check_dir,
+                     write_dir, write_with)
 
 __all__ = ["add_schedule_subcommand", "cmd_schedule"]
 
@@ -52,7 +54,7 @@ def cmd_schedule(args) -> int:
     program = load_program(args.app, parse_sizes(args.size))
     policy = None if args.policy == "auto" else args.policy
     result = schedule_program(program, params, policy, balance=not args.no_balance,
-                              delay=not args.no_delay)
+                              delay=not args.no_delay, reorder=not args.no_reorder)
     summary = result.summary(args.app)
     if args.plot:
         from ..plot import plot_schedule
@@ -84,6 +86,7 @@ def add_schedule_subcommand(subparsers) -> None:
                    help="schedule the kernels as written, without tree-height reduction "
                    "(the ablation of compiler.passes.tree_height)")
     add_delay_argument(s)
+    add_reorder_argument(s)
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--dump", metavar="DIR",
                    help="write the (balanced) Program, PolyProgram, Schedules, UnifiedBuffers "

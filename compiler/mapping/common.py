@@ -33,6 +33,12 @@ class TooSoon(MappingError):
     """A read comes too soon after its write for the wide-fetch SRAM (thesis §5.5.3)."""
 
 
+class NotWideWord(MappingError):
+    """A stream's addresses do not fill or fetch whole wide words (thesis §5.5.1-5.5.2): an
+    accumulator rewritten at one address in turn, a column walk of a row-major buffer. A
+    register file, which takes any address every cycle, may still hold it (§5.4)."""
+
+
 
 def port_time(port: UBPort) -> isl.Map:
     """``{ instance -> [t] }``: the cycle at which the port accesses the buffer (a store's value

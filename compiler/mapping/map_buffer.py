@@ -31,7 +31,7 @@ from ..ir.ubuf import UnifiedBuffer
 from .bank_select import SpansBanks, split_by_writer
 from .banking import bank_buffer, choose_banking
 from .block_layout import layout_candidates
-from .common import MappingError, SramConflict, shifted_port
+from .common import MappingError, NotWideWord, SramConflict, shifted_port
 from .dependence import constant_distances
 from .diagnose import order_hint
 from .hierarchy import host_level, select_level
@@ -268,13 +268,30 @@ def _map_blocks(ub: UnifiedBuffer, blocks, copies: set[str], arch: Arch, thresho
                                + (f"a PUB has {n_in} input ports" if kind == "pub" else
                                   "a dual-port SRAM has one write port"))
         if kind == "pub":
-            impl.pubs.append(build_pub(b, pub, ub.name))
+            _pub_or_register_file(ub, b, arch, level, impl)
         else:
             impl.dps.append(build_dp(b, arch.dpbuf, ub.name))
     if level == "MEM" and not impl.blocks:
         raise MappingError(f"buffer {ub.name}: store_in MEM cannot be honoured: every read is "
                            f"served by wires and shift registers (delays <= {threshold}), "
                            f"nothing is left to keep in a memory tile")
+
+
+def _pub_or_register_file(ub: UnifiedBuffer, b: UnifiedBuffer, arch: Arch, level: str | None,
+                          impl: UBImpl) -> None:
+    """Block ``b`` as a PUB; when its streams do not fill or fetch whole wide words
+    (:class:`.common.NotWideWord`: an accumulator read and rewritten at one address after
+    another, §5.5.1) and it fits a MEM tile's register file (``rf_words``), a register file
+    instead (§5.4: any address every cycle), with a note; otherwise the PUB's refusal stands."""
+    try:
+        impl.pubs.append(build_pub(b, arch.pub, ub.name))
+    except NotWideWord as e:
+        rf = register_file(b, ub.name, arch.mem.rf_words) if level != "MEM" else None
+        if rf is None:
+            raise
+        impl.register_files.append(rf)
+        impl.notes.append(f"{b.name}: a register file of {rf.words} words, its streams not "
+                          f"being wide-word streams for a PUB ({str(e).split(':')[0]})")
 
 
 def accumulates_on_chip(ub: UnifiedBuffer) -> bool:

@@ -48,7 +48,7 @@ from ubgen.controller import AffineMap, ControllerConfig, EncodeError, fit_level
 from ubgen.pub import pub_layouts
 from ubgen.pub.spec import agg_slacks
 
-from .common import Affine, MappingError, SramConflict, TooSoon
+from .common import Affine, MappingError, NotWideWord, SramConflict, TooSoon
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def plan_fetch(ws: WordStream, fw: int, tb_words: int) -> tuple[WordStream, Fetc
         plan = _plan(cand, fw, tb_words)
         if plan is not None:
             return cand, plan
-    raise MappingError(
+    raise NotWideWord(
         f"output {ws.name}: access pattern {ws.addr} over extents {ws.extents} cannot be "
         f"vectorized for the wide-fetch SRAM (needs a unit-stride dimension whose inner window "
         f"fits the {tb_words - fw}-word usable TB, or whole-wide-word steps; reuse distance "
@@ -180,7 +180,7 @@ def plan_fetch(ws: WordStream, fw: int, tb_words: int) -> tuple[WordStream, Fetc
 def _check_write(ws: WordStream, fw: int) -> None:
     R = ws.addr.strides
     if R[0] != 1 and ws.extents[0] > 1 or ws.addr.start % fw or any(r % fw for r in R[1:]):
-        raise MappingError(f"input {ws.name}: write addresses {ws.addr} over extents "
+        raise NotWideWord(f"input {ws.name}: write addresses {ws.addr} over extents "
                            f"{ws.extents} are not wide-word aligned (unit inner stride, "
                            f"rows in whole wide words): write it with its unit-stride "
                            f"dimension innermost (reorder the producer's loops to the order "

@@ -34,6 +34,12 @@ from ..ir.index import Index
 from ..ir.program import Loop, Op
 
 
+# wide words of a transpose buffer (``[pub] tb_depth``; 2 on every shipped arch): a row longer
+# than that is refetched when an outer loop shifts it (:func:`row_shift`). Only the decision to
+# pad depends on it; buffer mapping checks every fetch against the arch's own TB.
+TB_WIDE_WORDS = 2
+
+
 @dataclass(frozen=True)
 class RowAccess:
     """One access's row: ``extent`` words read or written in consecutive iterations, starting
@@ -158,8 +164,13 @@ def row_shift(index: Index, row_var: str, bounds: dict[str, tuple[int, int]], fw
     ``sum (|coeff| / c mod FW) * (extent - 1)`` of the other loops. A result of ``FW`` or more
     means the outer loops move the row across wide words: the row is then not the fetched
     dimension (thesis Fig. 5.7 example A: the window loop ``dx`` inside ``x``, served from the
-    TB). A term that is not a multiple of ``c`` (a lane constant) is separated by banking and
-    moves no lane; a floor term may move it anywhere (``FW - 1``)."""
+    TB) -- unless the row is too long for the transpose buffer to keep it from one shift to
+    the next (its reuse distance, ``extent - 1`` words, at least the ``TB_WIDE_WORDS x FW``
+    words of the TB): then every shift fetches the row again from its first word (example B:
+    the window loop outside the row, a non-unrolled window reduction reordered to stream,
+    :mod:`compiler.passes.reduction_order`), starting at most at lane ``FW - 1``, and that is
+    the result. A term that is not a multiple of ``c`` (a lane constant) is separated by banking
+    and moves no lane; a floor term may move it anywhere (``FW - 1``)."""
     c = abs(index.coeff(row_var))
     if c == 0:
         return None
@@ -174,6 +185,8 @@ def row_shift(index: Index, row_var: str, bounds: dict[str, tuple[int, int]], fw
         start, extent = bounds[v]
         base += (k // c) * start
         spread += (abs(k) // c % fw) * (extent - 1)
+    if base % fw + spread >= fw and bounds[row_var][1] - 1 >= TB_WIDE_WORDS * fw:
+        return fw - 1                  # refetched per shift (example B)
     return base % fw + spread
 
 

@@ -56,8 +56,14 @@ def init_pairs(program: Program) -> list[tuple[Op, Op]]:
 
 def _pure_dims(op: Op) -> list[str] | None:
     """Per store index, the loop variable it is (coefficient 1, no constant), or ``None``."""
+    return plain_vars(op.store.index)
+
+
+def plain_vars(index) -> list[str] | None:
+    """Per dimension of an access, the loop variable it is (coefficient 1, no constant, no
+    floor), or ``None`` when some dimension is not one or two name the same variable."""
     out = []
-    for ix in op.store.index:
+    for ix in index:
         if ix.floors or ix.const or len(ix.terms) != 1 or ix.terms[0][1] != 1:
             return None
         out.append(ix.terms[0][0])

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 
 from ..passes.dead_code import eliminate_dead_code
+from ..passes.reduction_order import ReductionOrder, order_reductions
 from ..passes.tree_height import Latency, balance_program
 from ..ir.poly import PolyProgram
 from ..ir.program import Program
@@ -14,7 +15,7 @@ from ..ir.ubuf import UnifiedBuffer
 from .liveness import BufferLiveness, buffer_liveness, total_live_words
 from ..poly.buffers import extract_buffers
 from ..poly.deps import Dependence, raw_dependences
-from ..poly.extract import extract
+from ..poly.extract import extract, op_latency
 from .verify import VerifyReport, verify
 from .dnn import pipeline_loops
 from ..ir.hw import HwParams
@@ -25,7 +26,8 @@ from .sequential import schedule_sequential
 @dataclass
 class ScheduleResult:
     """Every IR of one ``schedule_program`` run. ``program`` is the Program that was scheduled:
-    the input without its dead code (``compiler.passes.dead_code``) after tree-height
+    the input without its dead code (``compiler.passes.dead_code``), its non-unrolled
+    reductions in streaming order (``compiler.passes.reduction_order``), after tree-height
     reduction (``compiler.passes.tree_height``) unless it was turned off; interpret this one to
     run what the schedules and buffers describe."""
     program: Program
@@ -51,12 +53,20 @@ class ScheduleResult:
                 "compile_seconds": round(self.compile_seconds, 3)}
 
 
+def recurrence_distances(program: Program, params: HwParams) -> dict[str, int]:
+    """Per op, the instances between an accumulator's write and its next read that let a
+    memory serve it (``compiler.passes.reduction_order``): the op's latency (eq. 4.7), the
+    wide-fetch SRAM's gap of ``2 x FW`` writes and one wide word of fetch lead (§5.5.3)."""
+    return {op.name: op_latency(op, params) + 3 * params.fetch_width for op in program.ops()}
+
+
 def schedule_only(program: Program, params: HwParams | None = None, policy: str | None = None,
                   balance: bool = True) -> tuple[Program, Schedule]:
     """The optimized schedule alone (verified; no sequential baseline, liveness or unified
     buffers), for schedule studies of programs too large to enumerate: the (balanced)
     Program and its Schedule."""
     params = params or HwParams()
+    program = order_reductions(program, recurrence_distances(program, params)).program
     if balance:
         program = balance_program(program, Latency(params.pe_latency, params.mem_read_latency))
     poly = extract(program, params)
@@ -67,9 +77,12 @@ def schedule_only(program: Program, params: HwParams | None = None, policy: str 
 def schedule_program(program: Program, params: HwParams | None = None,
                      policy: str | None = None, balance: bool = True,
                      delay: bool = True, early: frozenset[str] = frozenset(),
-                     gap_scale: dict[str, int] | None = None) -> ScheduleResult:
+                     gap_scale: dict[str, int] | None = None,
+                     reorder: bool = True) -> ScheduleResult:
     """Remove dead code (:mod:`compiler.passes.dead_code`: ops whose values nothing reads;
-    ``optimized.info["dead_code"]`` names them), reduce the kernels' tree height
+    ``optimized.info["dead_code"]`` names them), order non-unrolled reductions for streaming
+    (:mod:`compiler.passes.reduction_order`; ``optimized.info["reduction_order"]``;
+    ``reorder=False``: as written), reduce the kernels' tree height
     (``balance=False`` skips it: the kernels as written), extract, schedule (sequential
     baseline and optimized; ``delay=False``: producers as early as possible, :mod:`.delay`;
     ``gap_scale``: per buffer, a multiple of the DNN scheduler's SRAM gap), verify both,
@@ -78,6 +91,9 @@ def schedule_program(program: Program, params: HwParams | None = None,
     t0 = time.perf_counter()
     dead = eliminate_dead_code(program)
     program = dead.program
+    reorder = order_reductions(program, recurrence_distances(program, params)) if reorder \
+        else ReductionOrder(program)
+    program = reorder.program
     if balance:
         program = balance_program(program, Latency(params.pe_latency, params.mem_read_latency))
     poly = extract(program, params)
@@ -88,6 +104,8 @@ def schedule_program(program: Program, params: HwParams | None = None,
                                     gap_scale)
     if dead.removed:
         opt.info["dead_code"] = dead.removed
+    if reorder.reordered:
+        opt.info["reduction_order"] = reorder.reordered
     live_opt = buffer_liveness(program, opt, seq)
     live_seq = buffer_liveness(program, seq, seq)
     loops = {lp.name: (lp.start, lp.extent) for lp in pipeline_loops(program)[0]}

@@ -15,6 +15,7 @@ from ..ir.program import Program
 from ..ir.schedule import Schedule
 from ..poly.deps import Dependence, raw_dependences
 from .delay import delay_producers
+from .drain_place import place_drains
 from .init_place import place_inits
 from .dnn import pipeline_loops, schedule_dnn
 from ..ir.hw import HwParams
@@ -47,7 +48,8 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
     """The optimized schedule of ``program`` and the report of its verification: the first
     policy of the fallback chain whose schedule the verifier proves legal, with its producers
     delayed (``delay``, :func:`schedule`) and accumulators' initializations next to their first
-    updates (:mod:`.init_place`, not the ops in ``early``); a changed schedule is verified as
+    updates (:mod:`.init_place`) and their drains next to their last updates
+    (:mod:`.drain_place`), not the ops in ``early``; a changed schedule is verified as
     changed."""
     from .verify import VerifyError, verify
     params = params or HwParams()
@@ -88,12 +90,14 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
                 sched, report = delayed, verify(poly, delayed, params, deps)
             # an accumulator's initialization next to its first update (:mod:`.init_place`),
             # kept only when the verifier accepts it
-            placed = place_inits(program, sched, 2 * params.fetch_width, early)
-            if placed is not sched:
-                try:
-                    sched, report = placed, verify(poly, placed, params, deps)
-                except VerifyError:
-                    pass
+            # and its drain next to its last update (:mod:`.drain_place`), likewise
+            for place in (place_inits, place_drains):
+                placed = place(program, sched, 2 * params.fetch_width, early)
+                if placed is not sched:
+                    try:
+                        sched, report = placed, verify(poly, placed, params, deps)
+                    except VerifyError:
+                        pass
         tiles = [lp.name for lp in pipeline_loops(program)[0]]
         sched.info["storage_copies"] = storage_copies(
             program, sched, schedule_sequential(program, poly), tiles)

@@ -112,6 +112,13 @@ REASONS = {
                        "after multiplies fuse with adds into MACs; MEMs: only gray's 5-row "
                        "window needs memories; blur_unnormalized and ratio are read at the "
                        "pixel they are written (shift registers), the RGB copy is registers",
+    ("IV", "harris"): "PEs: 83 kernel ops as the app writes them against 80 in Halide's "
+                      "lowering of the generator (bench/app_ops.py, docs/apps.md; gradients "
+                      "20 / 16, products 11 / 6, box sums 24 / 27, cim 10 / 13, NMS 18 / 18): "
+                      "the signed gx*gy needs 17 bits, so lxy is two 16-bit products (7 ops "
+                      "against 2), Halide factors the Sobel's 2*(b - a) and accumulates each "
+                      "box sum from 0; 78 PEs after multiplies fuse with adds into MACs. The "
+                      "paper does not break its 83 down",
     ("IV", "camera"): "PEs: 420 kernel ops as the app writes them against 228 in Halide's "
                       "lowering of the generator (bench/app_ops.py, docs/apps.md; denoise 8 / 8, "
                       "demosaic 363 / 190, colour matrix + curve 48 / 30, the copy 1 / 0): the "

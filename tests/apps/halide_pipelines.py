@@ -103,8 +103,16 @@ def harris(img: np.ndarray) -> dict:
     written: int8 input (the 8-bit image shifted by -128: Sobel gradients are differences),
     int16 gradients clamped to +-255, int32 products, box sums and ``cim``, output
     ``int8(255)``; returned as bytes (0xFF = 255)."""
+    out = harris_funcs(to_hl((img.astype(np.int16) - 128).astype(np.int8)))["hw_output"]
+    w, h = img.shape
+    return {"output": realize(out, w - 6, h - 6).astype(np.uint8).astype(np.uint16)}
+
+
+def harris_funcs(inp) -> dict[str, hl.Func]:
+    """harris_generator.cpp's Funcs on the int8 input ``inp`` (a Buffer or an ImageParam), by
+    the generator's names; the box sums keep their pure and update definitions, so that its
+    CoreIR schedule (``update(0).unroll``) can be applied (bench/app_ops.py)."""
     x, y = hl.Var("x"), hl.Var("y")
-    inp = to_hl((img.astype(np.int16) - 128).astype(np.int8))
     padded16 = hl.Func("padded16")
     padded16[x, y] = hl.cast(S16, inp[x + 3, y + 3])
     p = padded16
@@ -112,33 +120,31 @@ def harris(img: np.ndarray) -> dict:
                    - p[x - 1, y + 1] + p[x + 1, y + 1])
     gy_u = hl.cast(S16, p[x - 1, y + 1] - p[x - 1, y - 1] + 2 * p[x, y + 1] - 2 * p[x, y - 1]
                    + p[x + 1, y + 1] - p[x + 1, y - 1])
-    gx, gy = hl.Func("grad_x"), hl.Func("grad_y")
-    gx[x, y] = hl.clamp(gx_u, -255, 255)
-    gy[x, y] = hl.clamp(gy_u, -255, 255)
-    i32 = hl.Int(32)
-    lxx, lyy, lxy = hl.Func("lxx"), hl.Func("lyy"), hl.Func("lxy")
-    lxx[x, y] = (hl.cast(i32, gx[x, y]) * hl.cast(i32, gx[x, y])) >> 7
-    lyy[x, y] = (hl.cast(i32, gy[x, y]) * hl.cast(i32, gy[x, y])) >> 7
-    lxy[x, y] = (hl.cast(i32, gx[x, y]) * hl.cast(i32, gy[x, y])) >> 7
+    f = {"padded16": padded16, "grad_x": hl.Func("grad_x"), "grad_y": hl.Func("grad_y")}
+    f["grad_x"][x, y] = hl.clamp(gx_u, -255, 255)
+    f["grad_y"][x, y] = hl.clamp(gy_u, -255, 255)
+    gx, gy, i32 = f["grad_x"], f["grad_y"], hl.Int(32)
+    for name, a, b in (("lxx", gx, gx), ("lyy", gy, gy), ("lxy", gx, gy)):
+        f[name] = hl.Func(name)
+        f[name][x, y] = (hl.cast(i32, a[x, y]) * hl.cast(i32, b[x, y])) >> 7
     box = hl.RDom([(-1, 3), (-1, 3)])
     sums = []
-    for name, l in (("lgxx", lxx), ("lgyy", lyy), ("lgxy", lxy)):
-        g = hl.Func(name)
+    for name, src in (("lgxx", "lxx"), ("lgyy", "lyy"), ("lgxy", "lxy")):
+        f[name] = g = hl.Func(name)
         g[x, y] = 0
-        g[x, y] += l[x + box.x, y + box.y]
+        g[x, y] += f[src][x + box.x, y + box.y]
         sums.append(g[x, y] >> 6)
     a, b, c = sums
-    cim = hl.Func("cim")
+    f["cim"] = cim = hl.Func("cim")
     cim[x, y] = (a * b - c * c) - (((a + b) * (a + b)) >> 4)
     is_max = cim[x, y] >= 100
     for dy in (-1, 0, 1):
         for dx in (-1, 0, 1):
             if (dx, dy) != (0, 0):
                 is_max = is_max & (cim[x, y] > cim[x + dx, y + dy])
-    out = hl.Func("hw_output")
+    f["hw_output"] = out = hl.Func("hw_output")
     out[x, y] = hl.cast(hl.Int(8), hl.select(is_max, 255, 0))
-    w, h = img.shape
-    return {"output": realize(out, w - 6, h - 6).astype(np.uint8).astype(np.uint16)}
+    return f
 
 
 def unsharp(img: np.ndarray) -> dict:

@@ -41,6 +41,22 @@ def test_app_by_name(capsys):
     assert out["app"] == "gaussian" and out["cycles_optimized"] <= 4096 + 64
 
 
+def test_no_reorder_keeps_a_reduction_in_its_written_order(capsys):
+    """``--no-reorder`` (``ubc schedule`` and ``ubc map``): the matrix-vector product of
+    tests/data/apps/matvec.py at three cycles per MAC with its accumulator in registers,
+    instead of one per MAC (docs/scheduling.md, "Non-unrolled reductions")."""
+    app = str(ROOT / "tests" / "data" / "apps" / "matvec.py")
+    cycles = {}
+    for flag in ([], ["--no-reorder"]):
+        assert main(["schedule", app, "--arch", "cgra_8x8", "--json"] + flag) == 0
+        cycles[bool(flag)] = json.loads(capsys.readouterr().out)["cycles_optimized"]
+    assert cycles[False] < 1.1 * 32 * 32 + 64 < 2.5 * 32 * 32 < cycles[True]
+    assert main(["map", app, "--arch", "cgra_8x8", "--json", "--no-reorder"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    acc = next(b for b in rep["buffers"] if b["name"] == "acc")
+    assert acc["level"] == "REG" and acc["mems"] == 0 and acc["register_file_words"] == 32
+
+
 def _error(tmp_path, capsys, args) -> str:
     dump, plot = tmp_path / "never_dump", tmp_path / "never.png"
     assert main(args + ["--dump", str(dump), "--plot", str(plot)]) == 2

@@ -52,6 +52,22 @@ def test_example_b_pads_one_extra_fetch_fig_5_8():
     assert read_lead(read, 0, FW) == 3
 
 
+def test_example_b_with_a_window_wider_than_a_word_refetches_each_shift():
+    """Example B with the whole window outside the row (dx in [0, 5): the row start moves
+    across wide words): a 32-word row is longer than the transpose buffer keeps, so every
+    shift fetches it again from its first word, at most at lane 3: 9 fetches, 36 cycles (a
+    non-unrolled window reduction reordered to stream reads its rows this way). A row short
+    enough for the TB (8 words) is left to it, as in example A (negative control)."""
+    prog = _window_read(("x", 32), ("dx", 5))
+    read = prog.op("read")
+    bounds = {lp.name: (lp.start, lp.extent) for lp in read.loops}
+    assert row_shift(read.loads[0].index[0], "x", bounds, FW) == FW - 1
+    (row,) = stage_rows([read], read.loops[-1], {"mem"}, FW)
+    assert row_cycles(row, FW) == 36
+    short = dict(bounds, x=(0, 8))
+    assert row_shift(read.loads[0].index[0], "x", short, FW) >= FW
+
+
 def test_example_a_window_is_served_by_the_tb():
     """Example A: the window loop dx is innermost inside x; x moves the row across words, so dx
     is not the fetched dimension and the 5-iteration loop is not padded."""
