@@ -1060,30 +1060,25 @@ def run_from_args(args) -> int:
     from .engine import SweepError
     out = Path(args.out)
     if not out.resolve().parent.is_dir():
-        print(f"evaluate: error: directory {out.parent} does not exist", file=sys.stderr)
-        return 2
+        return _error(f"directory {out.parent} does not exist")
     if args.fpga_only:
         if not out.is_file():
-            print(f"evaluate: error: {out} does not exist", file=sys.stderr)
-            return 2
+            return _error(f"{out} does not exist")
         try:
             render_fpga_only(out)
         except ValueError as e:
-            print(f"evaluate: error: {FPGA_DOC}: {e}", file=sys.stderr)
-            return 2
+            return _error(f"{FPGA_DOC}: {e}")
         print(f"wrote the FPGA sections of {out} and the tables of {FPGA_DOC}")
         return 0
     if args.from_dir and not args.rtl_only:
-        print("evaluate: error: --from needs --rtl-only", file=sys.stderr)
-        return 2
+        return _error("--from needs --rtl-only")
     if args.rtl_only:
         return _run_rtl_only(args, out)
     if args.render_only:
         try:
             render_only(out, Path(args.img))
         except ValueError as e:
-            print(f"evaluate: error: {e}", file=sys.stderr)
-            return 2
+            return _error(str(e))
         print(f"wrote {out} from {results_path(out)}")
         return 0
     cache = Cache(None if args.no_cache else (args.cache or DEFAULT_DIR))
@@ -1091,8 +1086,7 @@ def run_from_args(args) -> int:
         seconds = evaluate(args.workers, args.scheduler, cache, out, Path(args.img),
                            not args.quiet, rtl=not args.no_rtl)
     except SweepError as e:
-        print(f"evaluate: error: {e}", file=sys.stderr)
-        return 2
+        return _error(str(e))
     if out.resolve() == OUT.resolve():
         sync_fpga_doc()
     print(f"wrote {out} and the Figure 7.5 plots in {args.img}")
@@ -1105,13 +1099,11 @@ def _run_rtl_only(args, out: Path) -> int:
     check, 2 when ``--from`` has nothing to take."""
     source = Path(args.from_dir) if args.from_dir else None
     if source is not None and not source.is_dir():
-        print(f"evaluate: error: {source} is not a directory", file=sys.stderr)
-        return 2
+        return _error(f"{source} is not a directory")
     try:
         runs = rtl_only(out, Path(args.runs_dir), source, not args.quiet)
     except ValueError as e:
-        print(f"evaluate: error: {e}", file=sys.stderr)
-        return 2
+        return _error(str(e))
     failed = [n for n, e in runs.items() if e["result"].get("passed") is False]
     print(f"wrote {len(runs)} of {len(rtl_plan())} RTL runs to {rtl_record_path(out)}"
           + (f"; failed: {', '.join(failed)}" if failed else ""))
@@ -1119,10 +1111,15 @@ def _run_rtl_only(args, out: Path) -> int:
         try:
             render_rtl_only(out)
         except ValueError as e:
-            print(f"evaluate: error: {out}: {e}", file=sys.stderr)
-            return 2
+            return _error(f"{out}: {e}")
         print(f"wrote Table 7.4 and the backends table of {out}")
     return 1 if failed else 0
+
+
+def _error(message: str) -> int:
+    """A one-line error on stderr; exit code 2 (bad input)."""
+    print(f"evaluate: error: {message}", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:
