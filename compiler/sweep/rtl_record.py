@@ -53,14 +53,19 @@ def _same_run(a, b) -> bool:
     return json.dumps(list(a), sort_keys=True) == json.dumps(list(b), sort_keys=True)
 
 
+# what the runs themselves write: not a change of the code measured
+OUTPUTS = ("docs/data/table_7_4_rtl.json", "docs/evaluation.md")
+
+
 def git_commit(root: Path = ROOT) -> tuple[str, bool]:
-    """The checkout's short commit and whether tracked files differ from it (``"unknown"``
-    outside a git checkout)."""
+    """The checkout's short commit and whether tracked files other than :data:`OUTPUTS` differ
+    from it (``"unknown"`` outside a git checkout)."""
     def git(*args: str) -> str:
         proc = subprocess.run(["git", *args], capture_output=True, text=True, cwd=root)
         return proc.stdout.strip() if proc.returncode == 0 else ""
     commit = git("rev-parse", "--short", "HEAD")
-    return (commit or "unknown"), bool(git("status", "--porcelain", "--untracked-files=no"))
+    return (commit or "unknown"), bool(git("status", "--porcelain", "--untracked-files=no",
+                                           "--", ".", *(f":(exclude){p}" for p in OUTPUTS)))
 
 
 def result_of(proc: subprocess.CompletedProcess, out: Path) -> dict:

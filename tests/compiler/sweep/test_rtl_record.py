@@ -124,3 +124,22 @@ def test_a_buffet_run_reads_block_level_with_its_commit():
     assert ev._block_level(dict(res, measured_commit=rtl_record.commit_label(e))) == \
         "4099 (block level, abc1234+)"
     assert ev._block_level(dict(res, passed=False)) == "4099 (failed) (block level)"
+
+
+def test_the_commit_is_dirty_for_code_changes_not_for_the_record(tmp_path):
+    import subprocess
+    def git(*a):
+        subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)
+    git("init", "-q")
+    (tmp_path / "docs" / "data").mkdir(parents=True)
+    for f in ("code.py", *rtl_record.OUTPUTS):
+        (tmp_path / f).write_text("v1\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    commit, dirty = rtl_record.git_commit(tmp_path)
+    assert len(commit) >= 7 and not dirty
+    for f in rtl_record.OUTPUTS:
+        (tmp_path / f).write_text("v2\n")
+    assert rtl_record.git_commit(tmp_path) == (commit, False)
+    (tmp_path / "code.py").write_text("v2\n")                       # negative control
+    assert rtl_record.git_commit(tmp_path) == (commit, True)
