@@ -37,6 +37,8 @@ help:
 	@echo "                        Fmax, time per output value (ubc fpga; docs/fpga.md)"
 	@echo "make fpga TARGET=ice40|ecp5 DESIGN=pub|dpbuf|pe|pe_tile|mem_tile|cgra_2x2|cgra_4x4"
 	@echo "                        Yosys + nextpnr report under build/fpga/ (docs/fpga.md)"
+	@echo "make fpga BITSTREAM=build/.../<app>-<arch>.bitstream.json [TARGET=ecp5]"
+	@echo "                        the array configured for one app, folded, checked, routed"
 	@echo "make bench              benchmarks: PUB vs DP area; Verilator build time and cycles/s of"
 	@echo "                        the arrays in BENCH_ARCHS (default: cgra_4x4 cgra_4x16 cgra_8x8"
 	@echo "                        cgra_16x32; ~30 min; docs/array.md)"
@@ -77,10 +79,13 @@ regress: $(STAMP)
 # make fpga APP=<app|file.py> [TARGET=ecp5|ice40] [SIZE=...]: the app's own FPGA design
 # (ubc fpga: Verilator check, Yosys, nextpnr); make fpga DESIGN=<block|tile|cgra_4x4>: a
 # generated block (ubgen fpga). APP given on the command line wins over the DESIGN default.
+# make fpga BITSTREAM=<file>: the array configured by a bitstream `ubc pnr APP --out DIR` wrote.
 FPGA_APP := $(if $(filter command line,$(origin DESIGN)),,$(filter command line,$(origin APP)))
 
 fpga: $(STAMP)
-ifneq ($(FPGA_APP),)
+ifneq ($(BITSTREAM),)
+	$(UBGEN) fpga --target $(TARGET) --bitstream $(BITSTREAM)
+else ifneq ($(FPGA_APP),)
 	$(UBC) fpga $(APP) --target $(TARGET) $(foreach s,$(SIZE),--size $(s))
 else
 	$(UBGEN) fpga --target $(TARGET) --design $(DESIGN)

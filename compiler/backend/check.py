@@ -18,6 +18,8 @@ register values (writes over reset values), and then
   from ``bit0``), adding its output register. The connections found between netlist nodes,
   ``(u, src_port) -> (v, dst_port)`` with their latency, must equal the netlist's edges, and
   every netlist edge must be found;
+* **unrouted outputs**: every switch-box select written that no traced route goes through
+  selects its mux's constant 0 (``zero_sel`` of the routing graph), so it passes nothing on;
 * **combinational paths**: the longest run of switch-box hops without a register, continued
   through combinational PEs (``out_reg = 0``), is reported as ``max_comb_hops``.
 """
@@ -34,6 +36,7 @@ from .bitstream import Bitstream, RegisterIndex
 from .netlist import Netlist
 
 _INTERCONNECT = re.compile(r"^(sb\d+_[NESW]_\d+_(sel|pipe)|cb_\w+_sel)$")
+_SB_SEL = re.compile(r"^sb(\d+)_([NESW])_(\d+)_sel$")
 
 
 @dataclass
@@ -127,12 +130,14 @@ class _Checker:
         self.node_at = {t: n for n, t in tiles.items()}
         self.register_pes: set[int] = set()
         self.segments: dict[tuple[int, str], _Segment] = {}
+        self.routed: set[str] = set()       # switch-box muxes some traced route goes through
 
     def run(self) -> CheckReport:
         self.check_node_tiles()
         self.check_register_pes()
         found = self.connections()
         self.compare_with_netlist(found)
+        self.check_unrouted_outputs()
         self.report.max_comb_hops = self.max_comb_hops()
         self.report.errors = self.errors
         self.report.ok = not self.errors
@@ -216,6 +221,21 @@ class _Checker:
             self.report.computes[f"T{tid}"] = f"register PE (out_reg {reg(tid, 'out_reg')})"
         self.report.register_pes = len(self.register_pes)
 
+    def check_unrouted_outputs(self) -> None:
+        """Every switch-box select the bitstream writes belongs to a traced route, or selects
+        the mux's constant 0 (the routing graph's ``zero_sel``): an output no route uses must
+        pass nothing on to its neighbour (docs/energy.md "An unused tile")."""
+        for (tid, name), value in sorted(self.state.items()):
+            mo = _SB_SEL.match(name)
+            if mo is None:
+                continue
+            mux = f"T{tid}.sb{mo[1]}.mux.{mo[2]}.{mo[3]}"
+            if mux in self.routed or not self.graph.has_node(mux):
+                continue
+            if value != self.graph.nodes[mux]["zero_sel"]:
+                self.errors.append(f"tile {tid}: {name} = {value} on an output no route uses "
+                                   f"(its constant 0 is {self.graph.nodes[mux]['zero_sel']})")
+
     # --- wires -----------------------------------------------------------------------------
     def trace(self, tid: int, port: str) -> _Segment | None:
         """The core output driving input ``port`` of tile ``tid`` and the switch-box hops and
@@ -284,6 +304,7 @@ class _Checker:
             else:
                 run += 1
             msel = reg(*rev.reg_of[mux])
+            self.routed.add(mux)
             node = rev.sel.get((mux, msel))
             if node is None:
                 self.errors.append(f"tile {tid} input {port}: mux {mux} select {msel} reads "

@@ -84,3 +84,117 @@ def test_unused_tile_costs_clock_and_no_data(control):
 def test_twice_the_pixels_about_twice_the_data_energy(control):
     ratio = _data(control["double"]) / _data(control["half"])
     assert 1.7 < ratio < 2.3, ratio
+
+
+# --- an unused tile's parts at gate level (docs/energy.md "An unused tile") ------------------
+
+def _random_tb(ports: dict, top: str, noise: set[str], cycles: int = 200) -> str:
+    """A testbench for the gate-level ``top``: its inputs from the plusarg file ``cfg`` (one hex
+    value per input port that is not a ``noise`` port, in port order) held from reset on, except the ``noise`` ports, which
+    take new random values every cycle (unless ``+quiet=1``: then 0); ``cycles`` cycles are
+    counted after three settling ones."""
+    ins = [p for p, d in ports.items() if d["direction"] == "input" and p not in ("clk", "rst")]
+    decl = [f"  reg [{len(ports[p]['bits']) - 1}:0] {p} = 0;" for p in ins]
+    conns = [".clk(clk)", ".rst(rst)", ".energy_clk(clk)", ".energy_en(en)"] + \
+        [f".{p}({p if p in ins else ''})" for p in ports if p not in ("clk", "rst")]
+    rand = [f"      {p} = quiet ? 0 : {{{(len(ports[p]['bits']) + 31) // 32}{{$random}}}};"
+            for p in ins if p in noise]
+    hold = [f"    {p} = v[{i}];" for i, p in enumerate(q for q in ins if q not in noise)]
+    return "\n".join([
+        "`timescale 1ns/1ps", "module tb;", "  reg clk = 0, rst = 1, en = 0;",
+        "  always #5 clk = ~clk;", *decl, f"  reg [31:0] v [0:{len(ins)}];",
+        "  reg [1023:0] fn; integer i, quiet;", f"  {top} dut(" + ", ".join(conns) + ");",
+        "  initial begin", '    if ($value$plusargs("cfg=%s", fn)) $readmemh(fn, v);',
+        '    if (!$value$plusargs("quiet=%d", quiet)) quiet = 0;', *hold,
+        "    repeat (3) @(negedge clk); rst = 0;",
+        f"    for (i = 0; i < {cycles + 3}; i = i + 1) begin", *rand,
+        "      if (i == 3) en = 1;", "      @(negedge clk);", "    end",
+        "    en = 0; @(negedge clk); $finish;", "  end", "endmodule", ""])
+
+
+def _gate_block(component, top: str, work, noise: set[str], hops=()):
+    """``component`` mapped to gates with its switching counted (its inputs entering from
+    outside, as a tile's do; ``hops``: output ports counted as routing hops): a function of
+    the held input values ``{port: value}`` returning the run's summed counts."""
+    import subprocess
+    from amaranth.back import verilog
+    from sim.energy.gates import emit_verilog, parse_counts, synthesize
+    from sim.runner import build_model
+    src = work / f"{top}.v"
+    src.write_text(verilog.convert(component, name=top))
+    netlist = synthesize([src], top, work / "synth")
+    ports = netlist["modules"][top]["ports"]
+    files, infos = emit_verilog(netlist, top, work / "gl", tiles={top},
+                                hop_ports={top: set(hops)})
+    (work / "tb.v").write_text(_random_tb(ports, top, noise))
+    model = build_model(name=f"energy_unit_{top}", sources=[*files, work / "tb.v"], top="tb",
+                        timing=True, opt="-O0")
+    held = [p for p, d in ports.items() if d["direction"] == "input"
+            and p not in ("clk", "rst") and p not in noise]
+
+    def run(values: dict, quiet: bool = False) -> dict:
+        f = work / "held.hex"
+        f.write_text("".join(f"{values.get(p, 0):x}\n" for p in held) or "0\n")
+        out = subprocess.run([str(model.binary), f"+cfg={f}", f"+quiet={int(quiet)}"],
+                             capture_output=True, text=True, check=True).stdout
+        mods = parse_counts(out)["modules"].values()
+        return {k: sum(m[k] for m in mods) for k in ("tdrv", "tfan", "tin", "thop", "cycles")}
+    return run
+
+
+def test_an_unconfigured_mem_core_switches_nothing_while_running(tmp_path):
+    """The MEM tile's core (PUB and register file) with its configuration at reset and ``run``
+    high for 200 cycles: no net switches (before the PUB's cycle counter held at 0 with nothing
+    scheduled, its 20-bit count switched every cycle). Negative control: one controller
+    configured (``in2agg_0_dim`` = 1, written every cycle) makes the PUB count, and switch."""
+    from ubgen.arch import load_arch
+    from ubgen.mem.mem_tile import MemCore
+    core = MemCore(load_arch("cgra_4x4"))
+    dim = {r.name: r.offset for r in core.regmap.registers}["in2agg_0_dim"]
+    run = _gate_block(core, "mem_core", tmp_path, noise=set())
+    idle = run({"run": 1})
+    assert idle["cycles"] >= 200 and idle["tdrv"] == 0 and idle["tfan"] == 0, idle
+    busy = run({"run": 1, "cfg__we": 1, "cfg__addr": dim, "cfg__wdata": 1})
+    assert busy["tdrv"] > 0 and busy["tfan"] > busy["tin"], busy
+
+
+@pytest.mark.parametrize("kind", ["pe", "mem"])
+def test_unrouted_switch_box_outputs_pass_nothing_on(kind, tmp_path):
+    """A tile's 16-bit switch box with every incoming track and core output random in every
+    cycle and its selects at reset (a used tile's unused outputs, an unused tile's): no output
+    bit switches (no routing hop), so the neighbour sees nothing. Negative control: select 0
+    (the reset value of the first RTL) passes a track on every output."""
+    from ubgen.arch import load_arch
+    from ubgen.array.layout import ArrayLayout
+    from ubgen.interconnect.switch_box import SwitchBox
+    spec = ArrayLayout(load_arch("cgra_4x4")).specs[kind].sbs[16]
+    noise = {f"in_{s}_{t}" for s, t in spec.outputs()} | \
+        {f"core_{p}" for p in spec.core_outputs}
+    run = _gate_block(SwitchBox(spec), f"sb16_{kind}", tmp_path, noise,
+                      hops=[f"out_{s}_{t}" for s, t in spec.outputs()])
+    quiet = run({f"sel_{s}_{t}": spec.sel_reset for s, t in spec.outputs()})
+    assert quiet["cycles"] >= 200 and quiet["thop"] == 0, quiet
+    forwarding = run({})
+    assert forwarding["thop"] > 0, forwarding
+
+
+@pytest.mark.parametrize("kind", ["pe", "io", "mem"])
+def test_an_unused_tile_switches_nothing_while_running(kind, tmp_path):
+    """A whole tile as the array instantiates it (``PackedTile``), configuration at reset,
+    ``run`` high, every incoming track quiet (as next to any traffic now: no tile passes data
+    on an output no route uses): 200 cycles switch no net. Negative control: random incoming
+    tracks (a neighbour forwarding, as with the first RTL's select reset 0) do switch nets of
+    the tile."""
+    from ubgen.arch import load_arch
+    from ubgen.array.layout import ArrayLayout
+    from ubgen.array.tile import PackedTile
+    arch = load_arch("cgra_4x4")
+    lay = ArrayLayout(arch)
+    spec = lay.specs[kind]
+    tracks = {f"sb{w}_in" for w in spec.widths}
+    run = _gate_block(PackedTile(spec, lay.cores[kind](arch)), f"tile_{kind}", tmp_path,
+                      noise=tracks)
+    idle = run({"run": 1}, quiet=True)
+    assert idle["cycles"] >= 200 and idle["tdrv"] == 0 and idle["tfan"] == 0, idle
+    traffic = run({"run": 1})
+    assert traffic["tin"] > 0 and traffic["tdrv"] > 0, traffic

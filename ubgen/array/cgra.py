@@ -20,6 +20,8 @@ Members:
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -47,9 +49,12 @@ class CGRA(wiring.Component):
     of its position on the array edge (:class:`Tile` ``edges``; same ports, registers and
     behaviour in the array, fewer muxes), and with ``tile_modules`` a tile instantiates
     ``tile_modules[kind]`` + :func:`~ubgen.array.tile.edge_suffix` of its edges.
+    ``tile_modules`` may also be a function ``(position, edges) -> module name``: one module
+    per position (an FPGA design with each tile's configuration folded in, :mod:`ubgen.fpga.fold`).
     """
 
-    def __init__(self, arch: Arch, cores=None, tile_modules: dict[str, str] | None = None,
+    def __init__(self, arch: Arch, cores=None,
+                 tile_modules: dict[str, str] | Callable | None = None,
                  edge_tiles: bool = False):
         self.arch = arch
         self.layout = ArrayLayout(arch, cores)
@@ -67,8 +72,9 @@ class CGRA(wiring.Component):
             if tile_modules is None:
                 tile = Tile(spec, self.layout.cores[pos.kind](arch), edges)
             else:
-                tile = TileInstance(spec, self.layout.prototypes[pos.kind],
-                                    tile_modules[pos.kind] + edge_suffix(edges))
+                module = (tile_modules(pos, edges) if callable(tile_modules)
+                          else tile_modules[pos.kind] + edge_suffix(edges))
+                tile = TileInstance(spec, self.layout.prototypes[pos.kind], module)
             self.tiles[pos.row, pos.col] = tile
 
     def elaborate(self, platform):

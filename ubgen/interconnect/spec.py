@@ -10,7 +10,9 @@ outgoing track (side ``o``, track ``t``) is a mux over
   there is exactly one), in side order N, E, S, W, then
 * the tile core's outputs of the network's width, in the core's ``PORTS`` order,
 
-(a select value past the last input gives 0; the mux is a :func:`~.mux.mux_tree`), followed
+(select value ``3 + len(core outputs)``, the first past the last input, is the constant 0 and
+the reset value, :attr:`SwitchBoxSpec.zero_sel`; any higher value gives 0 too; the mux is a
+:func:`~.mux.mux_tree`), followed
 by an optional pipeline register (config bit ``pipe``: 0 = combinational bypass,
 1 = registered, one cycle of latency; the register freezes while ``stall`` is high). The
 pipeline registers double as short delay lines for the compiler.
@@ -32,10 +34,9 @@ index in every topology):
   E->S ``W - t - 2``, S->W ``t + 1``.
 
 Configuration registers (one 32-bit word each, see :meth:`SwitchBoxSpec.registers`):
-``sb<width>_<side>_<track>_sel`` (mux select; reset: the tile's own core output where the
-switch box has one, so an unconfigured switch box does not pass the mesh's tracks on, else 0;
-:attr:`SwitchBoxSpec.sel_reset`) and, when pipeline registers exist,
-``sb<width>_<side>_<track>_pipe`` (1 bit, reset 0 = bypass).
+``sb<width>_<side>_<track>_sel`` (mux select; reset: the constant 0,
+:attr:`SwitchBoxSpec.zero_sel`, so an output no route configures passes nothing on) and, when
+pipeline registers exist, ``sb<width>_<side>_<track>_pipe`` (1 bit, reset 0 = bypass).
 
 Connection boxes: one connection box per routed core input port (``in_<port>``): a mux over a constant 0
 (select 0, the reset value, so an unconfigured input reads 0) and every incoming track of all
@@ -139,23 +140,29 @@ class SwitchBoxSpec:
         return f"{self.prefix}_{side}_{track}_pipe"
 
     @property
+    def zero_sel(self) -> int:
+        """The select value of the constant 0: the first value past the mux inputs
+        (:meth:`mux_inputs`). It is the reset value, so every output no route selects (of an
+        unused tile or an unused output of a used one) drives 0: nothing is passed on to the
+        neighbour, which therefore sees traffic only on the tracks its own routes use
+        (docs/energy.md "An unused tile")."""
+        return 3 + len(self.core_outputs)
+
+    @property
     def sel_width(self) -> int:
-        n = 3 + len(self.core_outputs)
-        return max(1, (n - 1).bit_length())
+        """Bits of a select register: the mux inputs and the constant 0 (:attr:`zero_sel`)."""
+        return max(1, self.zero_sel.bit_length())
 
     @property
     def sel_reset(self) -> int:
-        """The select's reset value: the tile's own (first) core output when the switch box has
-        one, so an unconfigured output carries that core's output (constant while the core is
-        unconfigured) instead of passing a neighbour's track on: unused tiles do not relay the
-        mesh's traffic (no toggling, and nothing for a simulator to re-evaluate); else 0."""
-        return 3 if self.core_outputs else 0
+        """The select's reset value: the constant 0 (:attr:`zero_sel`)."""
+        return self.zero_sel
 
     def registers(self) -> list[tuple[str, int, int, str]]:
         """``(name, width, reset, doc)`` of every configuration register, in address order."""
         regs = []
         for s, t in self.outputs():
-            names = ", ".join(_describe(x) for x in self.mux_inputs(s, t))
+            names = ", ".join([_describe(x) for x in self.mux_inputs(s, t)] + ["0"])
             regs.append((self.sel_reg(s, t), self.sel_width, self.sel_reset,
                          f"{self.width}-bit SB output {s}{t} select: {names}"))
             if self.pipeline:

@@ -13,9 +13,10 @@ Two streams, each one :class:`~ubgen.controller_rtl.Controller` with one address
   during cycle *t* (or ``in_f2io_1`` zero-extended when ``f2glb_bit`` = 1) to the GLB at its
   address (:data:`F2GLB_LATENCY` = 0).
 
-The core has its own unstalled-cycle counter (0 while ``run`` is 0; counts cycles with ``run``
-and not ``stall``), like every MEM and IO tile. Both streams share the tile's single GLB port:
-firing both in one cycle is a schedule error; the write wins and the sticky ``error`` output
+The core's controllers restart while ``run`` is 0 and tick on every cycle with ``run`` and not
+``stall`` (the :class:`~ubgen.pub.control.CycleCounter`'s timing, without a count: nothing reads
+an IO core's cycle count), in lockstep with every MEM tile. Both streams share the tile's
+single GLB port: firing both in one cycle is a schedule error; the write wins and the sticky ``error`` output
 rises (cleared while ``run`` is 0).
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ from .spec import F2GLB_LATENCY, GLB2F_LATENCY, IO_PORTS, io_layouts, io_regmap
 __all__ = ["IOCore", "io_layouts", "GLB2F_LATENCY", "F2GLB_LATENCY"]
 
 class IOCore(wiring.Component):
-    """One IO core: ``glb2f`` and ``f2glb`` controllers, a cycle counter and a GLB port."""
+    """One IO core: ``glb2f`` and ``f2glb`` controllers, their run/stall timing and a GLB port."""
 
     PORTS = IO_PORTS
 
@@ -58,7 +59,9 @@ class IOCore(wiring.Component):
         wiring.connect(m, wiring.flipped(self.cfg), regs.bus)
         f = regs.fields
 
-        counter = m.submodules.counter = CycleCounter(self.arch.pub.controller.cycle_width)
+        # run/stall timing only: nothing reads an IO core's cycle count (the array's own
+        # counter is the host's CYCLE), so it has none to switch (docs/energy.md)
+        counter = m.submodules.counter = CycleCounter(0)
         m.d.comb += [counter.run.eq(self.run), counter.stall.eq(self.stall)]
         tick = counter.tick
 

@@ -26,21 +26,28 @@ class CycleCounter(wiring.Component):
     """Counts unstalled cycles while ``run`` is high.
 
     While ``run`` is low the count is 0 and ``restart`` is high (controllers return to their first
-    fire); while ``run`` is high the count increments at the end of every cycle with ``stall`` low,
-    and ``tick`` (= ``run & ~stall``) tells the controllers and datapath that the cycle counts.
+    fire); while ``run`` is high the count increments at the end of every cycle with ``stall`` low
+    and ``enable`` high, and ``tick`` (= ``run & ~stall``) tells the controllers and datapath that
+    the cycle counts.
+
+    ``enable`` (default 1): a block that has nothing scheduled (no configured controller) holds
+    its count at 0 instead of switching a counter nobody needs (docs/energy.md "An unused
+    tile"); ``tick`` and ``restart`` do not depend on it. ``width`` 0: no count at all, only
+    ``tick`` and ``restart`` (a block whose count nothing reads).
     """
 
     def __init__(self, width: int):
-        super().__init__({"run": In(1), "stall": In(1), "tick": Out(1), "restart": Out(1),
-                          "count": Out(width)})
+        super().__init__({"run": In(1), "stall": In(1), "enable": In(1, init=1),
+                          "tick": Out(1), "restart": Out(1), "count": Out(width)})
 
     def elaborate(self, platform):
         m = Module()
         m.d.comb += [self.tick.eq(self.run & ~self.stall), self.restart.eq(~self.run)]
-        with m.If(~self.run):
-            m.d.sync += self.count.eq(0)
-        with m.Elif(~self.stall):
-            m.d.sync += self.count.eq(self.count + 1)
+        if len(self.count):
+            with m.If(~self.run):
+                m.d.sync += self.count.eq(0)
+            with m.Elif(~self.stall & self.enable):
+                m.d.sync += self.count.eq(self.count + 1)
         return m
 
 

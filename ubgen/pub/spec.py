@@ -81,7 +81,8 @@ def pub_regmap(params: PUBParams) -> RegisterMap:
                    doc="... 1 + row_slack cycles after in2agg ends a row on a partial word")
     rm.add("error", 1, doc="read-only status: sticky SRAM port conflict; write 1 to clear")
     rm.add("cycle_count", params.controller.cycle_width,
-           doc="read-only status: unstalled cycles since run went high")
+           doc="read-only status: unstalled cycles since run went high (held at 0 "
+               "while no controller is configured, ROM and register-file modes aside)")
     size = params.capacity_words
     rm.add_window("sram", _aligned(len(rm.registers), size), size, params.word_width,
                   doc="SRAM contents, one word per address (writes only, while run = 0)")

@@ -60,8 +60,7 @@ class CGRATop(wiring.Component):
     synthesis tiles built for their edges).
     """
 
-    def __init__(self, arch: Arch, cores=None, tile_modules: dict[str, str] | None = None,
-                 edge_tiles: bool = False):
+    def __init__(self, arch: Arch, cores=None, tile_modules=None, edge_tiles: bool = False):
         self.arch = arch
         self.array = CGRA(arch, cores, tile_modules, edge_tiles)
         self.io_columns = [c for c in range(arch.array.columns)

@@ -180,8 +180,8 @@ def test_checker_catches_corrupted_writes(gaussian):
     dec = data.index.decode
     assert _check(pnr).ok
     # a connection-box select that reads nothing (its constant-0 input: the connection is
-    # gone); reading another track is not always wrong: an unconfigured switch-box output
-    # carries its tile's core output, which may be the very source the route brings
+    # gone); reading another track is not always wrong: it may be another route's track that
+    # carries the very source
     bad = _corrupt(pnr.bitstream, lambda a, v: dec(a)[1].startswith("cb_") and v, lambda v: 0)
     assert not _check(pnr, bad).ok
     # a pipeline register switched off: some edge is one cycle short
@@ -199,6 +199,21 @@ def test_checker_catches_corrupted_writes(gaussian):
     assert not _check(pnr, bad).ok
     # a write dropped: a connection disappears or a register goes back to reset
     assert not _check(pnr, Bitstream(pnr.bitstream.arch, pnr.bitstream.writes[1:])).ok
+    # a select written on a switch-box output no route uses, to a track instead of the
+    # constant 0: it would pass a neighbour's traffic on
+    g = data.graph
+    written = {dec(a)[:2] for a, _v in pnr.bitstream.writes}
+    mux = next(n for n, d in sorted(g.nodes(data=True)) if d["kind"] == "sb_mux"
+               and (d["tile"], f"sb{d['width']}_{d['side']}_{d['track']}_sel") not in written)
+    d = g.nodes[mux]
+    name = f"sb{d['width']}_{d['side']}_{d['track']}_sel"
+    stray = Bitstream(pnr.bitstream.arch, sorted(pnr.bitstream.writes + [
+        (data.index.address(d["tile"], name), 0)]))
+    rep = _check(pnr, stray)
+    assert not rep.ok and "no route uses" in rep.summary(), rep.summary()
+    zero = Bitstream(pnr.bitstream.arch, sorted(pnr.bitstream.writes + [
+        (data.index.address(d["tile"], name), d["zero_sel"])]))
+    assert _check(pnr, zero).ok                     # writing its constant 0 is fine
     # a write outside the register map
     assert not _check(pnr, Bitstream(pnr.bitstream.arch,
                                      pnr.bitstream.writes + [(0x4000_0000, 1)])).ok

@@ -96,6 +96,40 @@ def test_switch_box_mux_every_select(topology):
     run_testbench(dut, bench)
 
 
+@pytest.mark.parametrize("kind", ["pe", "mem", "io"])
+def test_switch_box_reset_select_passes_nothing_on(kind):
+    """Every switch box the array builds resets its selects to the constant 0 (``zero_sel``,
+    one past the mux inputs, with room in the select register), so an output no route
+    configures is 0 whatever its tracks and its core carry (docs/energy.md "An unused tile").
+    Negative control: select 0, the reset value before, passes a neighbour's track on."""
+    from ubgen.array.layout import ArrayLayout
+    from ubgen.arch import load_arch
+    specs = ArrayLayout(load_arch("cgra_4x4")).specs[kind].sbs
+    assert specs
+    for spec in specs.values():
+        regs = {name: (width, reset) for name, width, reset, _doc in spec.registers()}
+        for s, t in spec.outputs():
+            assert spec.zero_sel == len(spec.mux_inputs(s, t))
+            assert regs[spec.sel_reg(s, t)] == (spec.sel_width, spec.zero_sel)
+            assert spec.zero_sel < 1 << spec.sel_width
+        dut = SwitchBox(spec)
+
+        async def bench(ctx, spec=spec, dut=dut):
+            mask = (1 << spec.width) - 1
+            for k, (s, t) in enumerate(spec.outputs()):
+                ctx.set(getattr(dut, f"in_{s}_{t}"), _value(k, spec.width) or mask)
+            for k, p in enumerate(spec.core_outputs):
+                ctx.set(getattr(dut, f"core_{p}"), _value(50 + k, spec.width) or mask)
+            for s, t in spec.outputs():
+                ctx.set(getattr(dut, f"sel_{s}_{t}"), spec.sel_reset)
+            assert all(ctx.get(getattr(dut, f"out_{s}_{t}")) == 0 for s, t in spec.outputs())
+            for s, t in spec.outputs():                 # the former reset value
+                ctx.set(getattr(dut, f"sel_{s}_{t}"), 0)
+            assert all(ctx.get(getattr(dut, f"out_{s}_{t}")) != 0 for s, t in spec.outputs())
+
+        run_testbench(dut, bench)
+
+
 def test_switch_box_pipeline_register_and_stall():
     spec = SwitchBoxSpec(width=16, tracks=2, topology="wilton", core_outputs=("res",))
     dut = SwitchBox(spec)
