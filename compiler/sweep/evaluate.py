@@ -11,7 +11,9 @@ as more tasks, and writes ``docs/evaluation.md`` -- paper Tables IV, VI, VII; th
 Tables 7.6-7.7 and Figures 7.6-7.9 (:mod:`.evaluate_ch7`) -- with the published figure beside ours
 in every table, and the Figure 7.5 plots (``docs/img/fig7_5_<app>.png``). The RTL runs build a
 Verilator model of each backend's 16x32 array once (cached by the Verilog's hash) and take
-tens of minutes the first time; their results are cached like the points. The published figures below are transcribed from the
+tens of minutes the first time; their results are kept, with the commit they were measured at,
+in ``docs/data/table_7_4_rtl.json`` (:mod:`.rtl_record`; ``--rtl-only`` runs only them), which
+Table 7.4 is rendered from. The published figures below are transcribed from the
 paper and the thesis; nothing here is tuned towards them. Prints the wall time.
 """
 from __future__ import annotations
@@ -27,10 +29,12 @@ import time
 from pathlib import Path
 
 from ubgen.arch import ARCH_DIR
+from ubgen.paths import build_dir
 
 from .cache import DEFAULT_DIR, ROOT, Cache, code_digest, tool_version
 from .engine import Task, dask_client, run_tasks
 from .evaluate_ch7 import plan_ch7, render_ch7
+from . import rtl_record
 from .figure_7_4 import figure_7_4
 from ..pipeline import DEFAULT_ARCH
 
@@ -245,17 +249,11 @@ def rtl_key(run: tuple) -> str:
 def run_rtl(run: tuple) -> dict:
     """One RTL run (``sim.rtl_figures``) in a subprocess, so that the compiler never imports
     the generator or the simulator; its JSON, or an error."""
-    kind, app, arch, sizes = run
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "rtl.json"
-        cmd = [sys.executable, "-m", "sim.rtl_figures", kind, app, "--out", str(out)]
-        cmd += (["--arch", arch] if arch else [])
-        cmd += [f"--size={k}={v}" for k, v in sizes.items()]
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-        if proc.returncode != 0 or not out.exists():
-            lines = (proc.stderr or proc.stdout).strip().splitlines()
-            return {"error": lines[-1] if lines else f"exit {proc.returncode}"}
-        return json.loads(out.read_text())
+        proc = subprocess.run([sys.executable, *rtl_record.rtl_argv(run, out)],
+                              capture_output=True, text=True, cwd=ROOT)
+        return rtl_record.result_of(proc, out)
 
 
 def run_rtl_all(client, cache: Cache, progress: bool, run: bool = True) -> dict[str, dict]:
@@ -477,12 +475,17 @@ def _rtl_cycles(r: dict | None) -> str:
     if r is None:
         return "—"
     if r.get("error"):
-        return "refused" if "buffer" in r["error"] else "error"
+        return ("refused" if "buffer" in r["error"] else "error") + _at(r)
     if r.get("cycles_measured") is None and "cycles" not in r:
         return "—"
     c = r.get("cycles_measured", r.get("cycles"))
     passed = r.get("passed")
-    return f"{c}" + ("" if passed else " (failed)")
+    return f"{c}" + ("" if passed else " (failed)") + _at(r)
+
+
+def _at(r: dict) -> str:
+    """`` (commit)``: the commit a recorded RTL run was measured at (:mod:`.rtl_record`)."""
+    return f" ({r['measured_commit']})" if r.get("measured_commit") else ""
 
 
 ENERGY_JSON = ROOT / "build" / "bench" / "energy.json"
@@ -552,8 +555,9 @@ def energy_sections(energy: dict | None) -> list[str]:
         ([""] + notes + [""] if notes else [])
 
 
-def table_7_3_7_4(res: dict, rtl: dict) -> list[str]:
-    t3, t4 = [], []
+def table_7_3_7_4(res: dict, rtl: dict, rtl_notes: list[str] = ()) -> list[str]:
+    """Tables 7.3 (memories, from the mappings ``res``) and 7.4 (:func:`table_7_4`)."""
+    t3 = []
     for label in TABLE_7_3:
         app = label.split()[0]
         r = res[f"table {label}"]
@@ -569,26 +573,68 @@ def table_7_3_7_4(res: dict, rtl: dict) -> list[str]:
                    _fmt(rv.get("buffets")) if not rv.get("error") else "refused", p, d, bf,
                    _err(r) or "; ".join(c for c in (_cmp(pub, p), REASONS.get(("7.3", app)),
                                                     errs) if c)])
-        p, d, bf = THESIS_7_4[app]
-        runs = {b: rtl.get(f"rtl {b} {label}") for b in RTL_ARCHS}
-        bl = rtl.get(f"buffet {label}")
-        why = "; ".join(f"{b}: {x['error']}" for b, x in list(runs.items()) + [("buffet", bl)]
-                        if x and x.get("error"))
-        t4.append([label, _rtl_cycles(runs["pub"]), _rtl_cycles(runs["dp"]),
-                   _rtl_cycles(runs["dp-pe"]),
-                   f"{_rtl_cycles(bl)} (block level)" if bl and not bl.get("error") else
-                   _rtl_cycles(bl), p, d, bf,
-                   "; ".join(c for c in (_cmp((runs["pub"] or {}).get("cycles_measured"), p),
-                                         why) if c)])
     return (["## Thesis Table 7.3: memories per backend", "",
              "`ubc map --backend pub|dp|rv` at the Table 7.1 sizes (`cgra_16x32`'s array): "
              + REASONS[("7.3", "any")] + ". resnet is the paper's 8x8 channel block "
              "(docs/apps.md).", ""]
             + _table(["app", "PUB (ours)", "DP+AG (ours)", "Buffet (ours)", "PUB (thesis)",
                       "DP+AG (thesis)", "Buffet (thesis)", "comment"], t3)
-            + ["## Thesis Table 7.4: latency per backend", "", REASONS[("7.4", "any")] + ".", ""]
+            + table_7_4(rtl, rtl_notes))
+
+
+T74_HEADING = "## Thesis Table 7.4: latency per backend"
+BACKENDS_HEADING = "## The memory backends end to end"
+
+
+def table_7_4(rtl: dict, rtl_notes: list[str] = ()) -> list[str]:
+    """Table 7.4: the cycles of the RTL runs ``rtl`` (plan name -> result, each with the commit
+    it was measured at) against the thesis's; ``rtl_notes``: the runs behind the cells."""
+    t4 = []
+    for label in TABLE_7_3:
+        p, d, bf = THESIS_7_4[label.split()[0]]
+        runs = {b: rtl.get(f"rtl {b} {label}") for b in RTL_ARCHS}
+        bl = rtl.get(f"buffet {label}")
+        why = "; ".join(f"{b}: {x['error']}" for b, x in list(runs.items()) + [("buffet", bl)]
+                        if x and x.get("error"))
+        t4.append([label, _rtl_cycles(runs["pub"]), _rtl_cycles(runs["dp"]),
+                   _rtl_cycles(runs["dp-pe"]),
+                   _block_level(bl) if bl and not bl.get("error") else _rtl_cycles(bl),
+                   p, d, bf,
+                   "; ".join(c for c in (_cmp((runs["pub"] or {}).get("cycles_measured"), p),
+                                         why) if c)])
+    return ([T74_HEADING, "", REASONS[("7.4", "any")] + ". In parentheses: the commit each "
+             "run was measured at.", ""]
             + _table(["app", "PUB (ours)", "DP+AG (ours)", "DP+PEs (ours)", "Buffet (ours)",
-                      "PUB (thesis)", "DP+AG (thesis)", "Buffet (thesis)", "comment"], t4))
+                      "PUB (thesis)", "DP+AG (thesis)", "Buffet (thesis)", "comment"], t4)
+            + list(rtl_notes))
+
+
+def _block_level(r: dict) -> str:
+    """A buffet run's cell: ``4099 (block level, <commit>)``."""
+    c = _rtl_cycles({k: v for k, v in r.items() if k != "measured_commit"})
+    at = f", {r['measured_commit']}" if r.get("measured_commit") else ""
+    return f"{c} (block level{at})"
+
+
+def replace_section(text: str, heading: str, lines: list[str]) -> str:
+    """``text`` with the section under the line ``heading`` (up to the next ``## `` heading)
+    replaced by ``lines`` (which start with the heading); ValueError when it is missing."""
+    i = text.find(heading + "\n")
+    if i < 0:
+        raise ValueError(f"no section {heading!r}")
+    j = text.find("\n## ", i + len(heading))
+    rest = text[j + 1:] if j >= 0 else ""
+    return text[:i] + "\n".join(lines).rstrip() + "\n" + ("\n" + rest if rest else "")
+
+
+def render_rtl_only(out: Path = OUT) -> None:
+    """Re-render only what comes from the record of the RTL runs, without the sweep: Table 7.4
+    and the backends table of ``out`` (the other sections stay as they are)."""
+    plan_rtl, path = rtl_plan(), rtl_record_path(out)
+    rtl = rtl_record.load(path, plan_rtl)
+    text = replace_section(out.read_text(), T74_HEADING,
+                           table_7_4(rtl, rtl_record.notes(path, plan_rtl)))
+    _write(out, replace_section(text, BACKENDS_HEADING, table_backends(rtl)))
 
 
 def table_7_5(res: dict) -> list[str]:
@@ -619,26 +665,28 @@ def table_backends(rtl: dict) -> list[str]:
             r = rtl.get(f"rtl {backend} {label}") or {}
             if r.get("error") or not r:
                 rows.append([backend, label, arch, "—", "—", "—", "—", "no",
-                             r.get("error", "not run")])
+                             r.get("measured_commit", "—"), r.get("error", "not run")])
                 continue
             rows.append([backend, label, arch, r.get("mems"), r.get("pes"),
                          r.get("cycles_predicted"), r.get("cycles_measured"),
-                         "yes" if r.get("passed") else "no",
+                         "yes" if r.get("passed") else "no", r.get("measured_commit", "—"),
                          "" if r.get("passed") else "; ".join(r.get("failures") or [])])
     for label in TABLE_7_3:
         r = rtl.get(f"buffet {label}") or {}
         state = ("not run" if not r else "every buffet passed" if r.get("passed") else
                  r.get("error", "failed"))
         rows.append(["rv (buffet)", label, "block level", r.get("buffets", "—"), "—", "—",
-                     r.get("cycles", "—"), f"no (block level: {state})", ""])
-    return (["## The memory backends end to end", "",
+                     r.get("cycles", "—"), f"no (block level: {state})",
+                     r.get("measured_commit", "—"), ""])
+    return ([BACKENDS_HEADING, "",
              "The runs behind Table 7.4 (`sim.rtl_figures`; docs/backends.md): each app "
              "compiled for the backend's MEM tile, placed, routed and run on the backend's "
              "array in Verilator, bit-exact against the golden, with the cycles of the "
              "hardware counters; the buffets at block level only. MEMs and PEs are the "
-             "netlist's (for dp-pe the PEs include the controllers').", ""]
+             "netlist's (for dp-pe the PEs include the controllers'). 'measured at': the "
+             "commit of the run in the record (the list under Table 7.4).", ""]
             + _table(["backend", "app", "arch", "memories", "PEs", "cycles predicted",
-                      "cycles measured", "end to end", "comment"], rows))
+                      "cycles measured", "end to end", "measured at", "comment"], rows))
 
 
 def table_7_8(res: dict) -> list[str]:
@@ -838,8 +886,11 @@ def _ratio(a, b) -> str:
     return "—" if a is None else f"{a / b:.1f}x"
 
 
-def render(res: dict, area: dict, rtl: dict, img: Path, out: Path, seconds: float,
-           workers: str) -> str:
+def render(res: dict, area: dict, img: Path, out: Path, seconds: float, workers: str) -> str:
+    """The evaluation document: the points ``res``, the area task ``area`` and the RTL runs of
+    Table 7.4 from their record (:func:`rtl_record_path`)."""
+    plan_rtl, path = rtl_plan(), rtl_record_path(out)
+    rtl = rtl_record.load(path, plan_rtl)
     lines = ["# Evaluation (thesis ch. 7, paper §VI)", "",
              "Generated by `make evaluate` (`compiler/sweep/evaluate.py`); do not edit by hand. "
              "Every figure of ours comes from the sweep engine (`ubc sweep`, docs/sweep.md) at "
@@ -847,11 +898,13 @@ def render(res: dict, area: dict, rtl: dict, img: Path, out: Path, seconds: floa
              "published figures are transcribed from the paper and the thesis. Nothing was "
              "tuned towards them: where they differ the comment says by how much and, where "
              "known, why.", "",
-             f"Last run: {len(res)} points + the area task + {len(rtl)} RTL runs on {workers}, "
-             f"{seconds:.0f} s wall time (cached points are not recomputed).", ""]
+             f"Last run: {len(res)} points + the area task on {workers}, {seconds:.0f} s wall "
+             f"time (cached points are not recomputed). Table 7.4's RTL runs: {len(rtl)} of "
+             f"{len(plan_rtl)} in their record, each cell with the commit it was measured at.",
+             ""]
     energy = json.loads(ENERGY_JSON.read_text()) if ENERGY_JSON.exists() else None
     lines += table_iv(res) + table_pnr(res) + table_vi_vii(res) + table_7_2(area)
-    lines += energy_sections(energy) + table_7_3_7_4(res, rtl) + table_7_5(res)
+    lines += energy_sections(energy) + table_7_3_7_4(res, rtl, rtl_record.notes(path, plan_rtl)) + table_7_5(res)
     lines += figure_7_4(res, area, table_7_5_labels(), img, out.parent)
     lines += table_backends(rtl)
     lines += table_7_8(res) + figure_7_5(res, img, out.parent)
@@ -874,6 +927,7 @@ def evaluate(workers: int = 1, scheduler: str | None = None, cache: Cache | None
         results = run_tasks(list(tasks.values()), client=client, workers=workers, cache=cache,
                             progress=progress, desc="evaluate")
         rtl = run_rtl_all(client, cache, progress, run=rtl)
+        record_runs(rtl, rtl_record_path(out))
         if area is None:
             area = future.result() if future is not None else run_area()
             if "error" not in area:
@@ -882,10 +936,28 @@ def evaluate(workers: int = 1, scheduler: str | None = None, cache: Cache | None
     seconds = time.perf_counter() - t0
     where = f"the scheduler at {scheduler}" if scheduler else (
         f"{workers} local worker{'s' if workers != 1 else ''}" if workers else "one process")
-    record = {"res": res, "area": area, "rtl": rtl, "seconds": seconds, "where": where}
+    record = {"res": res, "area": area, "seconds": seconds, "where": where}
     _write(results_path(out), json.dumps(record, indent=1, sort_keys=True))
-    _write(out, render(res, area, rtl, img, out, seconds, where))
+    _write(out, render(res, area, img, out, seconds, where))
     return seconds
+
+
+def rtl_record_path(out: Path) -> Path:
+    """The record of Table 7.4's RTL runs for the document ``out``: ``docs/data/
+    table_7_4_rtl.json`` for docs/evaluation.md, ``<out>.rtl.json`` beside any other."""
+    return rtl_record.RECORD if out.resolve() == OUT.resolve() else out.with_suffix(".rtl.json")
+
+
+def record_runs(rtl: dict[str, dict], path: Path) -> None:
+    """Keep the RTL runs this evaluation made or found in the cache (both of the current code)
+    in the record at ``path``, at the checkout's commit."""
+    if not rtl:
+        return
+    plan_rtl = rtl_plan()
+    commit, dirty = rtl_record.git_commit()
+    date = rtl_record.now()
+    rtl_record.update(path, plan_rtl, {n: rtl_record.entry(plan_rtl[n], r, commit, dirty, date,
+                                                           None) for n, r in rtl.items()})
 
 
 def results_path(out: Path) -> Path:
@@ -910,8 +982,48 @@ def render_only(out: Path = OUT, img: Path = IMG) -> None:
         record = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise ValueError(f"no recorded run at {path} ({e.__class__.__name__})") from e
-    _write(out, render(record["res"], record["area"], record.get("rtl", {}), img, out,
-                       record["seconds"], record["where"]))
+    missing = [name for name in plan() if name not in record["res"]]
+    if missing:
+        raise ValueError(f"the run recorded at {path} lacks {len(missing)} of the current "
+                         f"plan's points (first: {missing[0]!r}); run make evaluate")
+    try:
+        text = render(record["res"], record["area"], img, out, record["seconds"],
+                      record["where"])
+    except KeyError as e:
+        raise ValueError(f"the run recorded at {path} lacks {e} that the current tables "
+                         "need; run make evaluate") from e
+    _write(out, text)
+
+
+def rtl_only(out: Path, runs_dir: Path, source: Path | None = None,
+             progress: bool = True) -> dict[str, dict]:
+    """``--rtl-only``: every run of :func:`rtl_plan` one at a time (the resnet block last),
+    each kept in the record (:func:`rtl_record_path`) as soon as it ends, so that an
+    interrupted session keeps what finished; runs already in ``runs_dir`` at the checkout's
+    (clean) commit are taken from there. ``source``: take the finished runs of that directory
+    instead of running (a run directory ``--rtl-only`` left). Returns the record's runs;
+    ``ValueError`` when ``source`` holds none of the plan's runs."""
+    plan_rtl, path = rtl_plan(), rtl_record_path(out)
+    if source is not None:
+        got = rtl_record.collect(plan_rtl, source)
+        if not got:
+            raise ValueError(f"{source} holds no run of the plan")
+        return rtl_record.update(path, plan_rtl, got)
+    commit, dirty = rtl_record.git_commit()
+    done = {} if dirty else rtl_record.collect(plan_rtl, runs_dir, commit)
+    order = sorted(plan_rtl, key=lambda n: (n.endswith("resnet 8x8 block"),
+                                            n == "rtl pub resnet 8x8 block"))
+    runs = rtl_record.load(path, plan_rtl, provenance=False)
+    for i, name in enumerate(order, 1):
+        e = done.get(name)
+        if progress:
+            print(f"rtl {i}/{len(order)}: {name}" + (f" (done in {runs_dir})" if e else ""),
+                  flush=True)
+        e = e or rtl_record.run_one(name, plan_rtl[name], runs_dir)
+        runs = rtl_record.update(path, plan_rtl, {name: e})
+        if progress:
+            print(f"  {rtl_record.outcome(e['result'])}, {e['wall_seconds']} s", flush=True)
+    return runs
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -931,6 +1043,17 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--render-only", action="store_true",
                     help="render OUT and the plots again from the points the last run recorded "
                     "(build/sweep/evaluation_results.json; no sweep)")
+    ap.add_argument("--rtl-only", action="store_true",
+                    help="only run Table 7.4's RTL runs (sim.rtl_figures, one at a time; cold "
+                    "Verilator builds take minutes each) and keep them in their record "
+                    "(docs/data/table_7_4_rtl.json for docs/evaluation.md), then re-render "
+                    "Table 7.4 and the backends table of OUT from the record; no sweep")
+    ap.add_argument("--from", dest="from_dir", metavar="DIR",
+                    help="with --rtl-only: take the finished runs left in DIR by an earlier "
+                    "--rtl-only instead of running them")
+    ap.add_argument("--runs-dir", default=str(build_dir("rtl_runs")),
+                    help="with --rtl-only: where each run's result and command are kept "
+                    "(default build/rtl_runs)")
     ap.add_argument("--fpga-only", action="store_true",
                     help="only re-render the FPGA sections of OUT and the tables of "
                     "docs/fpga.md from docs/data/ (the FPGA benches' records; no sweep)")
@@ -940,25 +1063,25 @@ def run_from_args(args) -> int:
     from .engine import SweepError
     out = Path(args.out)
     if not out.resolve().parent.is_dir():
-        print(f"evaluate: error: directory {out.parent} does not exist", file=sys.stderr)
-        return 2
+        return _error(f"directory {out.parent} does not exist")
     if args.fpga_only:
         if not out.is_file():
-            print(f"evaluate: error: {out} does not exist", file=sys.stderr)
-            return 2
+            return _error(f"{out} does not exist")
         try:
             render_fpga_only(out)
         except ValueError as e:
-            print(f"evaluate: error: {FPGA_DOC}: {e}", file=sys.stderr)
-            return 2
+            return _error(f"{FPGA_DOC}: {e}")
         print(f"wrote the FPGA sections of {out} and the tables of {FPGA_DOC}")
         return 0
+    if args.from_dir and not args.rtl_only:
+        return _error("--from needs --rtl-only")
+    if args.rtl_only:
+        return _run_rtl_only(args, out)
     if args.render_only:
         try:
             render_only(out, Path(args.img))
         except ValueError as e:
-            print(f"evaluate: error: {e}", file=sys.stderr)
-            return 2
+            return _error(str(e))
         print(f"wrote {out} from {results_path(out)}")
         return 0
     cache = Cache(None if args.no_cache else (args.cache or DEFAULT_DIR))
@@ -966,13 +1089,40 @@ def run_from_args(args) -> int:
         seconds = evaluate(args.workers, args.scheduler, cache, out, Path(args.img),
                            not args.quiet, rtl=not args.no_rtl)
     except SweepError as e:
-        print(f"evaluate: error: {e}", file=sys.stderr)
-        return 2
+        return _error(str(e))
     if out.resolve() == OUT.resolve():
         sync_fpga_doc()
     print(f"wrote {out} and the Figure 7.5 plots in {args.img}")
     print(f"evaluate: wall time {seconds:.1f} s ({cache.hits} points from the cache)")
     return 0
+
+
+def _run_rtl_only(args, out: Path) -> int:
+    """``--rtl-only``: 0 when every run that produced a result passed, 1 when one failed its
+    check, 2 when ``--from`` has nothing to take."""
+    source = Path(args.from_dir) if args.from_dir else None
+    if source is not None and not source.is_dir():
+        return _error(f"{source} is not a directory")
+    try:
+        runs = rtl_only(out, Path(args.runs_dir), source, not args.quiet)
+    except ValueError as e:
+        return _error(str(e))
+    failed = [n for n, e in runs.items() if e["result"].get("passed") is False]
+    print(f"wrote {len(runs)} of {len(rtl_plan())} RTL runs to {rtl_record_path(out)}"
+          + (f"; failed: {', '.join(failed)}" if failed else ""))
+    if out.is_file():
+        try:
+            render_rtl_only(out)
+        except ValueError as e:
+            return _error(f"{out}: {e}")
+        print(f"wrote Table 7.4 and the backends table of {out}")
+    return 1 if failed else 0
+
+
+def _error(message: str) -> int:
+    """A one-line error on stderr; exit code 2 (bad input)."""
+    print(f"evaluate: error: {message}", file=sys.stderr)
+    return 2
 
 
 def main(argv: list[str] | None = None) -> int:

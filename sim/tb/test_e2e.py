@@ -20,7 +20,8 @@ cocotb test when the run does not pass.
 
 With ``"stress": seed`` in the job (the reliability run), the same steps run on bit-level
 masters with random timing: the bulk steps on :class:`sim.tb.axi_raw.RawAxi` (random burst
-lengths and beat sizes, W before AW, gaps, B/R back-pressure) with random bursts woven in
+lengths, random beat sizes in the row window and 32-bit beats on the registers, W before AW,
+gaps, B/R back-pressure) with random bursts woven in
 (:class:`sim.tb.burst_traffic.BurstTraffic`: crossing region ends, unaligned, narrow, refused,
 while stopped and while running), random AXI4-Lite traffic (:class:`Traffic`, on
 :class:`sim.tb.axil_raw.RawHost`) running concurrently on the other port, and ``STALL`` toggled
@@ -268,13 +269,21 @@ class StressBulk:
         return self.plan["glb_rows_base"] + 2 * word
 
     def _size(self, addr: int) -> int:
+        """The beat size of a chunk: the row window's at random (64, 32 or 16 bits), the
+        registers' 32 bits."""
         rows = addr >> 28 == self.plan["glb_rows_base"] >> 28
-        return self.rng.choice([3, 3, 3, 2, 1]) if rows else self.rng.choice([3, 3, 2])
+        return self.rng.choice([3, 3, 3, 2, 1]) if rows else 2
+
+    def split(self, addr: int, data: bytes | int) -> list:
+        """One chunk (bytes to write, or a length to read) as bursts of random lengths, checked
+        by :func:`check_register_beats`."""
+        bs = split(addr, data, self.rng, self._size(addr), self.rng.choice([1, 4, 16, 256]))
+        check_register_beats(bs, self.plan)
+        return bs
 
     async def write_bursts(self, chunks: list[tuple[int, bytes]], what: str) -> None:
         for addr, data in chunks:
-            for b in split(addr, data, self.rng, self._size(addr),
-                           self.rng.choice([1, 4, 16, 256])):
+            for b in self.split(addr, data):
                 await self.bursts.maybe(0.5)
                 resp = await self.axi.write(b)
                 if resp != OKAY:
@@ -283,7 +292,7 @@ class StressBulk:
     async def read_bursts(self, chunks: list[tuple[int, int]], what: str) -> list[bytes]:
         out = []
         for addr, n in chunks:
-            bs = split(addr, n, self.rng, self._size(addr), self.rng.choice([1, 4, 16, 256]))
+            bs = self.split(addr, n)
             beats = []
             for b in bs:
                 await self.bursts.maybe(0.5)
@@ -294,6 +303,17 @@ class StressBulk:
                 beats.append(got)
             out.append(gather(bs, beats, addr, n))
         return out
+
+
+def check_register_beats(bursts: list, plan: dict) -> None:
+    """Registers take 32-bit beats (docs/top.md "The burst port"): a 64-bit beat reads both
+    halves, so a chunk ending at a tile's last register would read the offset after it, which
+    the tile refuses. ``AssertionError`` for a burst outside the row window in other beats."""
+    rows = plan["glb_rows_base"] >> 28
+    for b in bursts:
+        if b.addr >> 28 != rows and b.size != 2:
+            raise AssertionError(f"{b.describe()}: {8 << b.size}-bit beats on registers "
+                                 "(they take 32-bit beats)")
 
 
 def free_words(plan: dict, bundle: dict, rng: random.Random, n: int) -> list[int]:

@@ -3,6 +3,8 @@ written, PEs say "pending" (generated), the published figures stand beside ours,
 task (here the area synthesis) is reported in the document instead of stopping it."""
 from __future__ import annotations
 
+import json
+
 from compiler.sweep import evaluate as ev
 from compiler.sweep.cache import Cache
 
@@ -158,3 +160,16 @@ def test_table_v_comment_compares_harris_with_the_paper():
     assert ev._table_v(r, (194, 10, 2154), True).endswith(ev.REASONS[("7.5", "harris")])
     # the reason is only given where the PEs differ
     assert ev.REASONS[("7.5", "harris")] not in ev._table_v(r, (156, 10, 2080), True)
+
+
+def test_render_only_of_a_record_from_another_plan_is_refused(tmp_path, capsys):
+    """A recorded run that lacks points of the current plan is a one-line error, not a
+    traceback, and the document is left alone."""
+    out = tmp_path / "evaluation.md"
+    out.write_text("kept")
+    ev.results_path(out).write_text(json.dumps({"res": {"table gaussian": {}}, "area": {},
+                                                "seconds": 1.0, "where": "one process"}))
+    assert ev.main(["--render-only", "--out", str(out), "--img", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "lacks" in err and "of the current plan's points" in err and len(err.splitlines()) == 1
+    assert out.read_text() == "kept"
