@@ -44,6 +44,13 @@ read for the schedule only) or the thesis:
   column, so 8 input and 8 output lanes are IO streams the hardware has. ``io_lanes=0`` keeps one
   word per cycle for each of the three streams (channel innermost), the ablation.
 
+With ``carry=1`` the layer is one input-channel block of a larger layer (docs/tiling.md
+"Channel blocks"): the accumulators start from the partial sums ``psum[k, x, y]`` of the
+blocks before it (an input from the global buffer, in place of the bias: the bias is the first
+block's ``psum``). ``relu=0`` drains the raw sums (the next block's ``psum``): the drain's
+``max(a, 0)`` becomes ``max(a, -32768)``, the identity on 16-bit words, so the blocks before
+the last and the last one differ only in that constant (one netlist, two constants).
+
 The paper's measured resnet (Tables VI/VII: 44876 -> 15614 cycles, 14048 SRAM words) is one 8x8
 channel block: ``in_channels=8, out_channels=8`` gives exactly 7200 + 576 + 6272 = 14048 words
 (docs/apps.md). The defaults stay at Table 7.1's IC = OC = 16.
@@ -52,7 +59,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.ir import Program, s16
+from compiler.ir import Kernel, Program, maximum, s16
 
 from compiler.frontend.loopnest import (add_op, lane_stage, mac_kernel, nest, pass_kernel,
                                         relu_kernel)
@@ -67,10 +74,12 @@ WEIGHT_MAX = 7
 
 def build(width: int = 28, height: int = 28, in_channels: int = 16, out_channels: int = 16,
           ic_unroll: int = 8, oc_unroll: int = 8, io_lanes: int = 1, ksize: int = KSIZE,
-          stride: int = 1) -> Program:
+          stride: int = 1, carry: int = 0, relu: int = 1) -> Program:
     check_sizes("resnet", width=width, height=height, in_channels=in_channels,
                 out_channels=out_channels, ic_unroll=ic_unroll, oc_unroll=oc_unroll,
                 ksize=ksize, stride=stride)
+    require("resnet", carry in (0, 1) and relu in (0, 1),
+            f"carry and relu must be 0 or 1, got {carry!r} and {relu!r}")
     require("resnet", in_channels % ic_unroll == 0 and out_channels % oc_unroll == 0,
             f"channels ({in_channels}, {out_channels}) must be multiples of the unroll factors "
             f"({ic_unroll}, {oc_unroll})")
@@ -79,11 +88,15 @@ def build(width: int = 28, height: int = 28, in_channels: int = 16, out_channels
     prog = Program("resnet")
     prog.add_input("input", (ic, iw, ih), s16)
     prog.add_input("weights", (ic, oc, K, K), s16)
-    prog.add_input("bias", (oc,), s16)
+    if carry:
+        prog.add_input("psum", (oc, width, height), s16)
+    else:
+        prog.add_input("bias", (oc,), s16)
     prog.add_buffer("in_mem", (ic, iw, ih), s16)
     prog.add_buffer("w_mem", (ic, ocu, K, K), s16)
     prog.add_buffer("out_mem", (ocu, width, height), s16)
     prog.add_output("output", (oc, width, height), s16)
+    drain = relu_kernel("relu_kernel") if relu else floor_kernel("relu_kernel", S16_MIN)
 
     ko = prog.add_loop("ko", 0, oc // ocu)
     kg = ko.var * ocu                                   # first output channel of the block
@@ -91,15 +104,15 @@ def build(width: int = 28, height: int = 28, in_channels: int = 16, out_channels
         # conv.unroll(w, k_oc): one init op per output-channel lane
         loop, i = nest(ko, "init", ("y", height), ("x", width))
         for k in range(ocu):
-            add_op(loop, f"init_{k}", ("out_mem", k, i["x"], i["y"]), [("bias", kg + k)],
-                   pass_kernel("init_pass", s16))
+            add_op(loop, f"init_{k}", ("out_mem", k, i["x"], i["y"]),
+                   [_initial(carry, kg + k, i)], pass_kernel("init_pass", s16))
         # hw_input.in().unroll(z): one input stream per input-channel lane
         lane_stage(ko, "load_input", "input", "in_mem", ic, icu, iw, ih,
                    pass_kernel("load_input_pass", s16))
     else:
         loop, i = nest(ko, "init", ("y", height), ("x", width), ("k", ocu))
-        add_op(loop, "init", ("out_mem", i["k"], i["x"], i["y"]), [("bias", kg + i["k"])],
-               pass_kernel("init_pass", s16))
+        add_op(loop, "init", ("out_mem", i["k"], i["x"], i["y"]),
+               [_initial(carry, kg + i["k"], i)], pass_kernel("init_pass", s16))
         loop, i = nest(ko, "load_input", ("y", ih), ("x", iw), ("c", ic))
         add_op(loop, "load_input", ("in_mem", i["c"], i["x"], i["y"]),
                [("input", i["c"], i["x"], i["y"])], pass_kernel("load_input_pass", s16))
@@ -124,12 +137,26 @@ def build(width: int = 28, height: int = 28, in_channels: int = 16, out_channels
         loop, i = nest(ko, "drain", ("y", height), ("x", width))
         for k in range(ocu):
             add_op(loop, f"drain_{k}", ("output", kg + k, i["x"], i["y"]),
-                   [("out_mem", k, i["x"], i["y"])], relu_kernel("relu_kernel"))
+                   [("out_mem", k, i["x"], i["y"])], drain)
     else:
         loop, i = nest(ko, "drain", ("y", height), ("x", width), ("k", ocu))
         add_op(loop, "drain", ("output", kg + i["k"], i["x"], i["y"]),
-               [("out_mem", i["k"], i["x"], i["y"])], relu_kernel("relu_kernel"))
+               [("out_mem", i["k"], i["x"], i["y"])], drain)
     return prog.validate()
+
+
+S16_MIN = -(1 << 15)
+
+
+def floor_kernel(name: str, floor: int):
+    """``max(a, floor)``: ReLU at ``floor = 0``, the identity at the smallest s16."""
+    return Kernel.from_fn(name, lambda a: maximum(a, floor), s16)
+
+
+def _initial(carry: int, k, i: dict) -> tuple:
+    """The accumulator's initial value: the bias of output channel ``k``, or with ``carry``
+    the partial sum of the blocks before (``psum[k, x, y]``)."""
+    return ("psum", k, i["x"], i["y"]) if carry else ("bias", k)
 
 
 # The eight distinct convolution layers of ResNet-18 (He, Zhang, Ren and Sun, "Deep Residual
@@ -172,12 +199,33 @@ def in_size(out: int, ksize: int = KSIZE, stride: int = 1) -> int:
 
 def make_inputs(seed: int = 0, width: int = 28, height: int = 28, in_channels: int = 16,
                 out_channels: int = 16, ic_unroll: int = 8, oc_unroll: int = 8,
-                io_lanes: int = 1, ksize: int = KSIZE, stride: int = 1):
+                io_lanes: int = 1, ksize: int = KSIZE, stride: int = 1, carry: int = 0,
+                relu: int = 1):
     iw, ih = in_size(width, ksize, stride), in_size(height, ksize, stride)
-    return {"input": small_unsigned(seed, (in_channels, iw, ih), ACT_MAX),
-            "weights": small_signed(seed + 1, (in_channels, out_channels, ksize, ksize),
-                                    WEIGHT_MAX),
-            "bias": small_signed(seed + 2, (out_channels,), 64)}
+    out = {"input": small_unsigned(seed, (in_channels, iw, ih), ACT_MAX),
+           "weights": small_signed(seed + 1, (in_channels, out_channels, ksize, ksize),
+                                   WEIGHT_MAX)}
+    if carry:       # the partial sums of earlier blocks: both signs, as a block sees them
+        out["psum"] = small_signed(seed + 2, (out_channels, width, height), 2048)
+    else:
+        out["bias"] = small_signed(seed + 2, (out_channels,), 64)
+    return out
+
+
+def initial_carry(inputs: dict, width: int = 28, height: int = 28, **_sizes) -> dict:
+    """The first channel block's ``psum`` of a whole layer's ``inputs``: every output
+    element's accumulator starts at its channel's bias (docs/tiling.md "Channel blocks")."""
+    bias = np.asarray(inputs["bias"])
+    return {"psum": np.broadcast_to(bias[:, None, None], (bias.shape[0], width, height)).copy()}
+
+
+# The input-channel reduction as runs of channel blocks (compiler.tiling.blocks): the size
+# that is the reduction's extent, its unroll (a block is a multiple of it), the inputs cut
+# along it (buffer -> dimension), the size that makes a block Program, the size that is 1 for
+# the last block only, and the carried buffers (input, output of the blocks before the last).
+CHANNEL_BLOCKS = {"size": "in_channels", "unroll": "ic_unroll",
+                  "sliced": {"input": 0, "weights": 0}, "flag": "carry", "last": "relu",
+                  "carry_in": "psum", "carry_out": "output", "output": "output"}
 
 
 def conv_reference(act: np.ndarray, weights: np.ndarray, bias: np.ndarray, width: int,
@@ -197,7 +245,13 @@ def conv_reference(act: np.ndarray, weights: np.ndarray, bias: np.ndarray, width
 
 def reference(inputs: dict, width: int = 28, height: int = 28, in_channels: int = 16,
               out_channels: int = 16, ic_unroll: int = 8, oc_unroll: int = 8,
-              io_lanes: int = 1, ksize: int = KSIZE, stride: int = 1):
-    acc = wrap(conv_reference(inputs["input"], inputs["weights"], inputs["bias"], width, height,
-                              stride), s16)
-    return {"output": to_dtype(np.maximum(acc, 0), s16)}
+              io_lanes: int = 1, ksize: int = KSIZE, stride: int = 1, carry: int = 0,
+              relu: int = 1):
+    w = np.asarray(inputs["weights"])
+    zero = np.zeros(w.shape[1], dtype=np.int64)
+    acc = conv_reference(inputs["input"], w, zero if carry else inputs["bias"], width, height,
+                         stride)
+    if carry:
+        acc = acc + np.asarray(inputs["psum"], dtype=np.int64)
+    acc = wrap(acc, s16)
+    return {"output": to_dtype(np.maximum(acc, 0) if relu else acc, s16)}

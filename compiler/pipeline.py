@@ -77,11 +77,14 @@ class CompileResult:
     done: list[str] = field(default_factory=list)
     tiling: object = None             # compiler.tiling.plan.TilePlan: runs of a tile Program
     whole: AppSource | None = None    # the whole app when ``program`` is its tile
+    blocks: object = None             # compiler.tiling.blocks.BlockPlan: runs of channel blocks
 
     @property
     def runs(self) -> int:
-        """How many runs of this configuration the app takes (1 unless tiled)."""
-        return self.tiling.runs if self.tiling is not None else 1
+        """How many runs of this configuration the app takes (1 unless tiled): output tiles
+        times channel blocks."""
+        tiles = self.tiling.runs if self.tiling is not None else 1
+        return tiles * (self.blocks.runs if self.blocks is not None else 1)
 
     @property
     def module(self):
@@ -147,9 +150,11 @@ class CompileResult:
                 "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
                 "compile_seconds": round(sum(self.seconds.values()), 3),
                 "runs": self.runs,
-                **({"tile": list(self.tiling.shape),
-                    "cycles_total": self.runs * net.cycles_predicted}
-                   if self.tiling is not None else {})}
+                **({"tile": list(self.tiling.shape)} if self.tiling is not None else {}),
+                **({"channel_blocks": self.blocks.runs, "block": self.blocks.block}
+                   if self.blocks is not None else {}),
+                **({"cycles_total": self.runs * net.cycles_predicted}
+                   if self.tiling is not None or self.blocks is not None else {})}
 
     # ---------------------------------------------------------------------------- the flow
 
@@ -239,6 +244,9 @@ class CompileResult:
 
     def _stage_bundle(self) -> None:
         from .backend.bundle import make_bundle, make_tiled_bundle
+        if self.blocks is not None:
+            raise FitError(f"{self.label}: the bundle of a layer run as channel blocks is not "
+                           f"built (the host runs its blocks one by one, docs/tiling.md)")
         golden = self.establish_golden()
         if self.tiling is not None:
             self.bundle = make_tiled_bundle(self.netlist, self.arch, self.pnr, self.tiling)
@@ -441,18 +449,23 @@ class ArchChoice:
 def size_errors() -> tuple[type[BaseException], ...]:
     """What a whole program that is too large for an arch raises: the cycle counter
     (``ScheduleError``), a memory or chain it cannot have (``MappingError``), a register value
-    that does not fit (``NetlistError``); tiling may cure each (:func:`compile_fitting`)."""
+    that does not fit (``NetlistError``, ``RegisterWidthError``: a controller's fire past its
+    cycle counter); tiling may cure each (:func:`compile_fitting`)."""
+    from .ir.ubimpl import RegisterWidthError
     from .mapping.common import MappingError
     from .schedule.verify import ScheduleError
-    return (ScheduleError, MappingError, NetlistError)
+    return (ScheduleError, MappingError, NetlistError, RegisterWidthError)
 
 
 def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=None,
-                  shape: tuple[int, ...] | None = None, **options) -> CompileResult:
+                  shape: tuple[int, ...] | None = None, attempts: int = 8,
+                  **options) -> CompileResult:
     """The app as runs of one tile (:mod:`compiler.tiling`): the tile shape with the fewest
-    runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist),
-    or the given output tile ``shape``. Raises :class:`compiler.tiling.region.TilingError` (a
-    ``ValueError``) when none does (when the given shape does not)."""
+    runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist;
+    at most ``attempts`` shapes compiled), or the given output tile ``shape``. Raises
+    :class:`compiler.tiling.region.TilingError` (a ``ValueError``) when none does (when the
+    given shape does not); its ``resources`` are those of the last tile compiled that ran out
+    of a resource of the array (``{}`` when none did), so a caller can name them."""
     from .tiling.choose import choose
     from .tiling.plan import plan_tiles
     from .tiling.region import TilingError
@@ -463,11 +476,15 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
     if isinstance(arch, (str, Path)):
         arch = load_arch(arch)
 
+    short: dict[str, tuple[int, int]] = {}       # the last tile short of array resources
+
     def fits(plan) -> str | None:
         try:
             r = compile_app(plan.program, arch, source.sizes, until="netlist", **options)
             ok, why = r.fits()
             if not ok:
+                short.clear()
+                short.update(r.resources())
                 return why
             r.run(stop)
         except size_errors() + (FitError, PnRError) as e:
@@ -475,14 +492,18 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
         done[id(plan)] = r
         return None
 
-    if shape is None:
-        plan = choose(source.program, arch, fits, log=log).plan
-    else:
-        plan = plan_tiles(source.program, tuple(shape))
-        why = fits(plan)
-        if why is not None:
-            raise TilingError(f"{source.name}: tile {list(plan.shape)} does not fit "
-                              f"{arch.name} ({why})")
+    try:
+        if shape is None:
+            plan = choose(source.program, arch, fits, attempts=attempts, log=log).plan
+        else:
+            plan = plan_tiles(source.program, tuple(shape))
+            why = fits(plan)
+            if why is not None:
+                raise TilingError(f"{source.name}: tile {list(plan.shape)} does not fit "
+                                  f"{arch.name} ({why})")
+    except TilingError as e:
+        e.resources = dict(short)
+        raise
     result = done[id(plan)]
     result.app, result.whole, result.tiling = source.name, source, plan
     if STAGES.index(until) > STAGES.index(stop):
@@ -490,12 +511,50 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
     return result
 
 
+def compile_channel_blocks(source: AppSource, arch: Arch, until: str = "netlist", log=None,
+                           block: int | None = None, attempts: int = 3,
+                           **options) -> CompileResult:
+    """The layer ``source`` as runs of channel blocks (:mod:`compiler.tiling.blocks`), each
+    block's Program compiled by :func:`compile_fitting` (itself tiled over outputs when it
+    does not fit one run): the given ``block``, or the largest that fits among the block sizes
+    of the app's declaration (at most ``attempts`` compiled). The result is the block
+    Program's (the blocks before the last; the last differs in its drain constant only) with
+    ``blocks`` set. Raises a one-line :class:`compiler.tiling.region.TilingError`."""
+    from .tiling.blocks import block_sizes, plan_channel_blocks
+    from .tiling.region import TilingError
+    if isinstance(arch, (str, Path)):
+        arch = load_arch(arch)
+    tried: list[str] = []
+    short: dict[str, tuple[int, int]] = {}     # the last block short of array resources
+    for b in ([block] if block is not None else block_sizes(source.name, source.sizes)):
+        if len(tried) >= attempts:
+            break
+        plan = plan_channel_blocks(source.name, source.sizes, b)
+        if log:
+            log(f"channel blocks of {b}: {plan.runs} runs; compiling the block")
+        try:
+            result = compile_fitting(plan.program, arch, plan.block_sizes(False), until=until,
+                                     log=log, attempts=attempts, **options)
+        except (FitError, TilingError) + size_errors() as e:
+            tried.append(f"block {b}: {str(e).splitlines()[0]}")
+            short = getattr(e, "resources", None) or short
+            continue
+        result.app, result.blocks = source.name, plan
+        result.whole = result.whole or source
+        return result
+    err = TilingError(f"{source.name}: no channel block fits {arch.name}"
+                      + (f" ({tried[-1]})" if tried else ""))
+    err.resources = short
+    raise err
+
+
 def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str, int] | None
                     = None, *, until: str = "netlist", tile: bool = True, log=None,
-                    **options) -> CompileResult:
+                    attempts: int = 8, **options) -> CompileResult:
     """:func:`compile_app` through ``until``; when the whole program does not fit ``arch``
     (its resources, the cycle counter, a memory chain: :func:`size_errors`), and ``tile``,
-    the app as runs of one tile (:func:`compile_tiled`)."""
+    the app as runs of one tile (:func:`compile_tiled`, at most ``attempts`` tile shapes
+    compiled)."""
     arch = arch if isinstance(arch, Arch) else load_arch(arch)
     stop = until if STAGES.index(until) >= STAGES.index("netlist") else "netlist"
     try:
@@ -515,7 +574,7 @@ def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str
               else result.source if result is not None else load_app(str(app), sizes or {}))
     if log:
         log(f"{source.name} as a whole does not fit {arch.name} ({why}): tiling")
-    return compile_tiled(source, arch, until, log=log, **options)
+    return compile_tiled(source, arch, until, log=log, attempts=attempts, **options)
 
 
 def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None, *,
@@ -586,4 +645,5 @@ __all__ = ["CompileResult", "compile_app", "check_result", "DEFAULT_ARCH", "STAG
            "PUB_ARCH", "shipped_arrays", "compile_on_smallest", "ArchChoice",
            "FitError", "require_fit", "resources", "tile_capacity", "NetlistError",
            "context_need", "compile_fitting", "compile_tiled", "size_errors",
+           "compile_channel_blocks",
            "user_errors", "backend_figures"]

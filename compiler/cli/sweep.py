@@ -21,7 +21,7 @@ from .common import check_dir
 
 __all__ = ["add_sweep_subcommand", "cmd_sweep"]
 
-SUMMARY = ("status", "pes", "mems", "sram_words", "cycles", "fits")
+SUMMARY = ("status", "pes", "mems", "sram_words", "cycles", "runs", "fits")
 
 
 def _points(args) -> tuple[list[dict], list[tuple[str, ...]]]:

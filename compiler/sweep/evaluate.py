@@ -741,7 +741,10 @@ def figure_7_5(res: dict, img: Path, doc_dir: Path) -> list[str]:
                 thesis += " ; Table V: %d PEs, %d MEMs, %d cycles" % PAPER_V_HARRIS[v]
                 note = note or _table_v(r, PAPER_V_HARRIS[v], v > 1)
             label = "x".join([str(v)] * len(keys))
-            if not note and r.get("fits") is True and v > choice:
+            if not note and r.get("runs"):
+                note = (f"tiled (past one run): {r['runs']} runs of output tile "
+                        f"{r['tile']}, {r['cycles_per_run']} cycles each")
+            elif not note and r.get("fits") is True and v > choice:
                 note = "; ".join(c for c in ("the thesis' design runs out here, ours still fits",
                                              REASONS.get(("7.5", app))) if c)
             elif not note and r.get("fits") is False:

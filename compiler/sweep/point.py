@@ -90,7 +90,8 @@ RESULT_KEYS = frozenset({
     "occupancy", "occupancy_sequential", "occupancy_detail", "compute_pes", "shared_pes",
     "schedule_generators", "generator_tiles", "context_rf_tiles", "mem_tiles_by_buffer",
     "tile_area_um2", "sim_passed", "cycles_measured", "sim_seconds", "session_cycles",
-    "run_cycles", "run_cycles_per_s", "verilator_build_seconds", "traceback"})
+    "run_cycles", "run_cycles_per_s", "verilator_build_seconds", "traceback", "runs", "tile",
+    "cycles_per_run", "channel_blocks"})
 
 
 class PointError(ValueError):
@@ -392,7 +393,10 @@ def stage_sim(pt: Point) -> None:
     from sim.array_run import model_for, run_bundle
     bundle = pt.run("bundle").bundle
     model = model_for(pt.arch)
-    res = run_bundle(bundle, pt.arch, model=model)
+    # a tiled point: the host runs every tile on the whole arrays and stitches them
+    arrays = ({"inputs": pt.flow.inputs, "expected": pt.flow.golden.outputs}
+              if pt.flow.tiling is not None else None)
+    res = run_bundle(bundle, pt.arch, model=model, arrays=arrays)
     run = res.get("stages", {}).get("run", {})
     pt.metrics.update(sim_passed=res["passed"], cycles_measured=res["cycles_measured"],
                       sim_seconds=res["sim_seconds"], session_cycles=res.get("sim_cycles"),
@@ -509,25 +513,129 @@ def _evaluate_on(app: str, params: dict, stages, arch_name: str | None) -> dict:
         pt = make_point(app, params, arch_name)
     except _user_errors() as e:
         return _failed(result, "params", e, "user")
+    failed = _run_stages(result, pt, stages)
+    if failed is not None and failed[1] is not None and _tileable(pt, failed[1]):
+        whole_why = str(failed[1]).splitlines()[0]
+        result.update(status="ok", error=None)
+        result.pop("error_kind", None)
+        failed = _tile_point(result, pt, stages, whole_why)
+        if failed is None and pt.flow.runs > 1:
+            failed = _run_stages(result, pt, stages)
+            if failed is None:
+                _tiled_metrics(result, pt, whole_why)
+    if failed is not None:
+        return failed[0]
+    result.update(fit(pt.arch, pt.metrics, pt.resources))
+    if result["fits"] is False:
+        result["status"] = "does-not-fit"
+    return result
+
+
+def _run_stages(result: dict, pt: Point, stages) -> tuple[dict, BaseException | None] | None:
+    """Run ``stages`` on ``pt``; ``None`` when all ran, else the failed result and the
+    user error that failed it (``None`` for a failed check or an internal error)."""
     for name in stages:
         t0 = time.perf_counter()
         try:
             STAGES[name](pt)
         except _user_errors() as e:
             _record(result, pt, name, time.perf_counter() - t0)
-            return _failed(result, name, e, "user")
+            return _failed(result, name, e, "user"), e
         except CheckFailed as e:    # a failed check: reported, not cached
             _record(result, pt, name, time.perf_counter() - t0)
-            return _failed(result, name, e, "check")
+            return _failed(result, name, e, "check"), None
         except Exception as e:      # an internal error: reported, never raised, not cached
             _record(result, pt, name, time.perf_counter() - t0)
             result["traceback"] = traceback.format_exc(limit=-3)
-            return _failed(result, name, e, "internal")
+            return _failed(result, name, e, "internal"), None
         _record(result, pt, name, time.perf_counter() - t0)
-    result.update(fit(pt.arch, pt.metrics, pt.resources))
-    if result["fits"] is False:
-        result["status"] = "does-not-fit"
-    return result
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# a point that does not fit one run: runs of one output tile (compiler.tiling, docs/tiling.md)
+
+TILE_ATTEMPTS = 3           # tile shapes compiled before a point is reported as not fitting
+
+
+def _tileable(pt: Point, e: BaseException) -> bool:
+    """Whether the whole program failed for its size (the cycle counter, a memory chain, a
+    register value: ``compiler.pipeline.size_errors``; a buffer the mapping refused, as
+    ``compile_fitting`` takes it) and can be tried as runs of one tile."""
+    from ..pipeline import size_errors
+    return (isinstance(e, size_errors() + (MappingRefused,)) and pt.flow is not None
+            and pt.flow.runs == 1
+            and pt.flow.source is not None and pt.backend != "rv")
+
+
+def _tile_point(result: dict, pt: Point, stages, why: str
+                ) -> tuple[dict, BaseException | None] | None:
+    """Compile ``pt`` as runs of one output tile (``compiler.pipeline.compile_tiled``, the
+    fewest runs whose tile fits the arch, through the furthest of the point's stages from
+    the netlist to place and route) and make its flow the tile's; ``None`` when a tile fits.
+    When no output tile fits, none for want of hardware, and the app declares its reduction,
+    channel blocks (:func:`_channel_blocks`). A tile or block that runs out of a resource of
+    the array leaves the point "does-not-fit" with that resource (a genuine lack of
+    hardware); any other failure is the point's error."""
+    from ..pipeline import compile_tiled
+    from ..tiling.region import TilingError
+    until = "pnr" if "pnr" in stages or "sim" in stages else "netlist"
+    t0 = time.perf_counter()
+    flow = None
+    try:
+        flow = compile_tiled(pt.flow.source, pt.arch, until, attempts=TILE_ATTEMPTS,
+                             threshold=pt.threshold, policy=pt.policy)
+    except TilingError as e:
+        tiled, short = f"; tiled: {str(e).splitlines()[0]}", getattr(e, "resources", None)
+        if not short:                   # no output tile ran short of hardware: channel blocks
+            try:
+                flow = _channel_blocks(pt, until)
+            except TilingError as e2:
+                tiled += f"; channel blocks: {str(e2).splitlines()[0]}"
+                short = getattr(e2, "resources", None)
+        result["seconds"]["tiling"] = round(time.perf_counter() - t0, 3)
+        if short:
+            pt.resources = short
+            pt.notes.append(f"whole program: {why}{tiled}")
+            result["notes"] = list(pt.notes)
+            return None
+        if flow is None:
+            return _failed(result, "tiling", TilingError(f"{why}{tiled}"), "user"), None
+    result["seconds"]["tiling"] = round(time.perf_counter() - t0, 3)
+    pt.flow = flow
+    return None
+
+
+def _channel_blocks(pt: Point, until: str):
+    """The point as channel blocks (``compiler.pipeline.compile_channel_blocks``) when its
+    app declares them (``None`` when it does not); raises ``TilingError`` when none fits."""
+    from ..pipeline import compile_channel_blocks
+    if getattr(pt.flow.source.module, "CHANNEL_BLOCKS", None) is None:
+        return None
+    return compile_channel_blocks(pt.flow.source, pt.arch, until, attempts=TILE_ATTEMPTS,
+                                  threshold=pt.threshold, policy=pt.policy)
+
+
+def _tiled_metrics(result: dict, pt: Point, why: str) -> None:
+    """A tiled point's figures: ``runs``, ``tile`` (the output box), ``cycles_per_run`` (one
+    run's schedule) and ``cycles`` (all runs: the loads and read-backs between runs are the
+    host's and not counted)."""
+    flow = pt.flow
+    per_run = pt.metrics.get("cycles")
+    shape = list(flow.tiling.shape) if flow.tiling is not None else None
+    pt.metrics.update(runs=flow.runs, tile=shape, cycles_per_run=per_run,
+                      cycles=flow.runs * per_run)
+    how = []
+    if flow.blocks is not None:
+        b = flow.blocks
+        pt.metrics["channel_blocks"] = b.runs
+        how.append(f"{b.runs} channel blocks of {b.block} {b.spec['size']}")
+    if shape is not None:
+        how.append(f"{flow.tiling.runs} output tiles {shape}")
+    pt.notes.append(f"tiled: whole program: {why}; {flow.runs} runs ({' x '.join(how)}), "
+                    f"{per_run} cycles per run")
+    result.update(pt.metrics)
+    result["notes"] = list(pt.notes)
 
 
 def _record(result: dict, pt: Point, stage: str, seconds: float) -> None:

@@ -205,3 +205,59 @@ def test_unreachable_scheduler_is_a_one_line_error():
     with pytest.raises(SweepError, match="cannot connect to the Dask scheduler at tcp://"):
         with engine.dask_client("tcp://127.0.0.1:9", timeout="1s"):
             pass
+
+
+# --- a point whose whole program does not fit one run: runs of one output tile (docs/tiling.md)
+
+TILED = dict(width=24, height=20, cycle_width=8)     # 488 cycles whole, the counter's max 255
+
+
+def test_a_point_past_the_cycle_counter_runs_as_tiles():
+    r = evaluate_point("gaussian", dict(TILED, arch="cgra_8x8"))
+    assert r["status"] == "ok" and r["fits"] is True and r["error"] is None, r
+    assert r["runs"] == 3 and r["tile"] == [22, 6]
+    assert r["cycles_per_run"] == r["cycles_predicted"] <= 255
+    assert r["cycles"] == r["runs"] * r["cycles_per_run"]
+    assert r["notes"][0].startswith("tiled: whole program: schedule of gaussian needs 488 "
+                                    "cycles, beyond the 8-bit cycle counter")
+    assert "tiling" in r["seconds"]
+
+
+def test_a_point_that_fits_one_run_is_not_tiled():
+    r = evaluate_point("gaussian", dict(TILED, arch="cgra_8x8", cycle_width=9, width=12))
+    assert r["status"] == "ok" and "runs" not in r and "tiling" not in r["seconds"]
+
+
+def test_negative_control_a_tile_short_of_array_resources_does_not_fit():
+    """Tiling cures the counter, not a lack of hardware: on cgra_4x4 every tile of the same
+    point needs 13 PE tiles of 12; the point is "does-not-fit" naming them, not tiled."""
+    r = evaluate_point("gaussian", dict(TILED, arch="cgra_4x4"))
+    assert r["status"] == "does-not-fit" and r["out_of"] == ["PE tiles"], r
+    assert r["fit"]["PE tiles"] == {"used": 13, "available": 12}
+    assert "runs" not in r and r["error"] is None
+    assert "tiled: gaussian: no tile fits cgra_4x4" in r["notes"][0]
+
+
+def test_a_reduction_past_the_counter_runs_as_channel_blocks():
+    """One output element of 128 input channels: no output tile is smaller than the whole,
+    so the sweep runs the layer as channel blocks (docs/tiling.md "Channel blocks"): the
+    largest block whose run fits the 10-bit counter (64 and 32 do not)."""
+    r = evaluate_point("resnet", dict(width=1, height=1, in_channels=128, out_channels=1,
+                                      ic_unroll=1, oc_unroll=1, arch="cgra_4x4",
+                                      cycle_width=10))
+    assert r["status"] == "ok" and r["fits"] is True, r
+    assert r["channel_blocks"] == r["runs"] == 8 and r["tile"] is None
+    assert r["cycles_per_run"] == r["cycles_predicted"] <= 1023
+    assert r["cycles"] == 8 * r["cycles_per_run"]
+    assert "8 channel blocks of 16 in_channels" in r["notes"][0]
+
+
+@pytest.mark.regress
+def test_a_buffer_the_mapping_refuses_for_its_size_runs_as_tiles():
+    """A line buffer of 2 x 70,000 words needs 206 chained memories, the chain bits address
+    16: the mapping refuses the whole program, the point runs as output tiles (``make
+    regress``: about 90 s)."""
+    r = evaluate_point("gaussian", dict(width=70000, height=6, arch="cgra_8x8"))
+    assert r["status"] == "ok" and r["fits"] is True, r
+    assert r["runs"] == 103 and r["tile"] == [680, 4]
+    assert "needs 206 chained memories" in r["notes"][0]
