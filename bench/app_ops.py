@@ -58,18 +58,27 @@ def _camera_schedule(f: dict) -> tuple[hl.Func, list]:
                                                  ("curved", "hw_output"))]
 
 
+def _root_with_window_unrolled(g: hl.Func) -> None:
+    """``g`` line-buffered with its reduction window fully unrolled (``update(0).unroll``)."""
+    g.compute_root()
+    win = g.rvars(0)
+    g.update(0).unroll(win[0]).unroll(win[1])
+
+
+def _output_stages(f: dict, extent: int, names: tuple) -> tuple[hl.Func, list]:
+    """``hw_output`` bounded to ``extent`` x ``extent`` and the (stage, unique name) pairs."""
+    out = f["hw_output"]
+    x, y = out.args()
+    out.bound(x, 0, extent).bound(y, 0, extent)
+    return out, [(n, f[n].name()) for n in names]
+
+
 def _unsharp_schedule(f: dict) -> tuple[hl.Func, list]:
     for name in ("hw_input", "gray", "kernel", "ratio"):
         f[name].compute_root()
-    bu = f["blur_unnormalized"]
-    bu.compute_root()
-    win = bu.rvars(0)
-    bu.update(0).unroll(win[0]).unroll(win[1])
-    out = f["hw_output"]
-    x, y = out.args()
-    out.bound(x, 0, 60).bound(y, 0, 60)
-    return out, [(n, f[n].name()) for n in ("hw_input", "gray", "blur_unnormalized", "ratio",
-                                            "hw_output")]
+    _root_with_window_unrolled(f["blur_unnormalized"])
+    return _output_stages(f, 60, ("hw_input", "gray", "blur_unnormalized", "ratio",
+                                  "hw_output"))
 
 
 def _harris_schedule(f: dict) -> tuple[hl.Func, list]:
@@ -79,15 +88,9 @@ def _harris_schedule(f: dict) -> tuple[hl.Func, list]:
     for name in ("padded16", "grad_x", "grad_y", "lxx", "lyy", "lxy", "cim"):
         f[name].compute_root()
     for name in ("lgxx", "lgyy", "lgxy"):
-        g = f[name]
-        g.compute_root()
-        win = g.rvars(0)
-        g.update(0).unroll(win[0]).unroll(win[1])
-    out = f["hw_output"]
-    x, y = out.args()
-    out.bound(x, 0, 58).bound(y, 0, 58)
-    return out, [(n, f[n].name()) for n in ("padded16", "grad_x", "grad_y", "lxx", "lyy",
-                                            "lxy", "lgxx", "lgyy", "lgxy", "cim", "hw_output")]
+        _root_with_window_unrolled(f[name])
+    return _output_stages(f, 58, ("padded16", "grad_x", "grad_y", "lxx", "lyy", "lxy", "lgxx",
+                                  "lgyy", "lgxy", "cim", "hw_output"))
 
 
 REFERENCE = {
