@@ -79,9 +79,11 @@ def table(log=print) -> dict:
     return out
 
 
-def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print) -> dict:
-    """One application on the gate-level accelerator: compile, place, route, bundle (the
-    app's inputs, or all-zero inputs with their own golden for the control), run, price."""
+def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print,
+              method: str = "shortcut") -> dict:
+    """One application's energy (``method``: the shortcut or the whole gate-level array):
+    compile, place, route, bundle (the app's inputs, or all-zero inputs with their own golden
+    for the control), run, price."""
     import numpy as np
     from compiler.interp import run as interp
     from compiler.pipeline import compile_app
@@ -94,10 +96,28 @@ def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print) -
         inputs = {k: np.zeros_like(v) for k, v in r.inputs.items()}
         bundle = make_bundle(r.netlist, r.arch, r.pnr, inputs, interp(r.program, inputs))
     compile_s = time.perf_counter() - t
-    e = energy_record(bundle, r.arch, r.program, log=log)
+    e = energy_record(bundle, r.arch, r.program, log=log, method=method)
     return {"app": app, "arch": arch, "sizes": sizes, "zero_inputs": zero,
             "compile_seconds": round(compile_s, 1), "energy": e,
             "configured_tiles": configured_tiles(bundle, r.arch)}
+
+
+def validate(app: str, arch: str, sizes: dict, log=print) -> dict:
+    """The shortcut against the whole gate-level array on the same bundle: total and per
+    category, the shortcut's difference in percent of the gate-level figure."""
+    from sim.energy.array import CATEGORIES
+    short = app_point(app, arch, sizes, log=log)
+    gate = app_point(app, arch, sizes, log=log, method="gate")
+    g, s_ = gate["energy"], short["energy"]
+    rows = {c: {"gate_pj": g["categories_pj"][c], "shortcut_pj": s_["categories_pj"][c],
+                "diff_pct": round(100 * (s_["categories_pj"][c] - g["categories_pj"][c])
+                                  / g["categories_pj"][c], 2) if g["categories_pj"][c] else None}
+            for c in CATEGORIES}
+    rows["total"] = {"gate_pj": g["total_pj"], "shortcut_pj": s_["total_pj"],
+                     "diff_pct": round(100 * (s_["total_pj"] - g["total_pj"]) / g["total_pj"], 2)}
+    return {"app": app, "arch": arch, "sizes": sizes, "rows": rows,
+            "gate_window_cycles": g["window_cycles"], "shortcut_window_cycles":
+            s_["window_cycles"], "gate": gate, "shortcut": short}
 
 
 def configured_tiles(bundle: dict, arch) -> list[str]:
@@ -142,10 +162,16 @@ def main(argv=None) -> int:
                     help="the array's negative controls: a two-level gpyr on cgra_4x4 (tiles "
                          "left unused) with all-zero inputs, and 32x32 against 32x64 (twice "
                          "the output pixels)")
+    ap.add_argument("--validate", nargs="?", const=point_key(*CONTROL), metavar="APP@ARCH",
+                    help="the shortcut against the whole gate-level array on one app (default "
+                         f"{point_key(*CONTROL)}; the gate-level model takes about an hour to "
+                         "build)")
+    ap.add_argument("--gate", action="store_true",
+                    help="--apps/--controls: the whole gate-level array instead of the shortcut")
     ap.add_argument("--out", default=str(OUT), help="JSON output (merged into an existing one)")
     ap.add_argument("--img", default=str(IMG), help="directory of the energy plots")
     args = ap.parse_args(argv)
-    if not (args.table or args.apps is not None or args.controls):
+    if not (args.table or args.apps is not None or args.controls or args.validate):
         args.table, args.apps, args.controls = True, [point_key(*a) for a in APPS], True
     out = Path(args.out)
     result = json.loads(out.read_text()) if out.exists() else {}
@@ -156,18 +182,24 @@ def main(argv=None) -> int:
         points = result.setdefault("apps", {})
         for spec in args.apps or []:
             app, arch, sizes = parse_point(spec)
-            p = app_point(app, arch, sizes)
+            p = app_point(app, arch, sizes, method="gate" if args.gate else "shortcut")
             points[point_key(app, arch, sizes)] = p
             e = p["energy"]
             print(f"{app} on {p['arch']}: {e['pj_per_pixel']} pJ/pixel, {e['pj_per_op']} pJ/op, "
                   f"passed {e['passed']}, gate-level run {e['energy_seconds']} s")
+        if args.validate:
+            v = result["validation"] = validate(*parse_point(args.validate))
+            for c, r in v["rows"].items():
+                print(f"validation {c}: gate {r['gate_pj']:.1f} pJ, shortcut "
+                      f"{r['shortcut_pj']:.1f} pJ, {r['diff_pct']} %")
         if args.controls:
             app, arch, sizes = CONTROL
-            c = result.setdefault("controls", {})
-            c["zero"] = app_point(app, arch, sizes, zero=True)
-            c["random"] = points.get(point_key(*CONTROL)) or app_point(app, arch, sizes)
-            c["half"] = app_point(app, arch, CONTROL_HALF)
-            c["double"] = app_point(app, arch, CONTROL_DOUBLE)
+            m = "gate" if args.gate else "shortcut"
+            c = result.setdefault("controls" if m == "shortcut" else "controls_gate", {})
+            c["zero"] = app_point(app, arch, sizes, zero=True, method=m)
+            c["random"] = app_point(app, arch, sizes, method=m)
+            c["half"] = app_point(app, arch, CONTROL_HALF, method=m)
+            c["double"] = app_point(app, arch, CONTROL_DOUBLE, method=m)
     except EnergyError as e:
         print(f"energy: error: {e}", file=sys.stderr)
         return 2

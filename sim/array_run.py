@@ -100,7 +100,7 @@ class ModelOptions:
         if self.public == "all":
             args += ["--public-flat-rw"]
         if self.coverage:
-            args += ["--coverage-toggle"]
+            args += ["--coverage-toggle", "--coverage-max-width", "64"]
         return args
 
     def make_args(self) -> list[str]:

@@ -30,7 +30,7 @@ from pathlib import Path
 from ubgen.paths import build_dir
 
 from .array import array_category
-from .events import COVERAGE_ARGS, instrument_memories, parse_coverage
+from .events import COVERAGE_ARGS, instrument_memories, parse_coverage, port_toggles
 from .gates import EnergyError, emit_verilog, parse_counts, synthesize
 from .model import Tech, energy, load_tech
 
@@ -90,10 +90,12 @@ def tile_tb(ports: dict, top: str, registers: list[int], rtl: bool) -> str:
 
 def charz_key(arch) -> tuple[Path, str]:
     """(the arch's generated Verilog directory, the characterisation's cache key: the
-    Verilog's digest, the stimuli and this flow's version)."""
+    Verilog's digest, the stimuli, the assumptions and this flow's version)."""
     from sim.array_run import generate_verilog
+    from .model import TECH_FILE
     rtl, vkey, _ = generate_verilog(arch)
-    h = hashlib.sha256(json.dumps([vkey, FLAVOUR, STIMULI, CYCLES]).encode())
+    h = hashlib.sha256(json.dumps([vkey, FLAVOUR, STIMULI, CYCLES,
+                                   TECH_FILE.read_text()]).encode())
     return rtl, h.hexdigest()[:16]
 
 
@@ -120,12 +122,13 @@ def _tile_models(kind: str, arch, rtl: Path, work: Path, log) -> dict:
                                 hop_ports={top: set(HOP_PORTS) & set(ports)})
     regs = _registers(rtl, top_module(arch), kind)
     (work / "tb_gate.v").write_text(tile_tb(ports, top, regs, rtl=False))
-    gate = build_model(name=f"energy-charz/{work.parent.name}-{work.name}-gate", top="tb", timing=True,
+    name = f"energy-charz/{work.parent.name}-{work.name}"
+    gate = build_model(name=f"{name}-gate", top="tb", timing=True,
                        sources=[*files, work / "tb_gate.v"], opt="-O0", rebuild=False)
     text, macros = instrument_memories(src.read_text())
     (work / "rtl.v").write_text(text)
     (work / "tb_rtl.v").write_text(tile_tb(ports, top, regs, rtl=True))
-    rtlm = build_model(name=f"energy-charz/{work.parent.name}-{work.name}-rtl", top="tb", timing=True,
+    rtlm = build_model(name=f"{name}-rtl", top="tb", timing=True,
                        sources=[work / "rtl.v", work / "tb_rtl.v"], opt="-O0",
                        args=COVERAGE_ARGS, rebuild=False)
     return {"top": top, "ports": ports, "infos": infos, "gate": gate.binary,
@@ -146,7 +149,7 @@ def _run_pair(m: dict, stim: tuple, tech: Tech) -> dict:
         cov = parse_coverage((Path(d) / "ecov.dat").read_text())
     blocks: dict[str, dict] = {}
     for inst in b.instances.values():
-        e = blocks.setdefault(inst["module"], {"pj": 0.0, "toggles": 0})
+        e = blocks.setdefault(m["infos"][inst["module"]].orig, {"pj": 0.0, "toggles": 0})
         e["pj"] += inst["data_pj"]
     ins = [p for p, (d, _) in m["ports"].items() if d == "input" and p not in ("clk", "rst")]
     tin = thop = 0
@@ -156,8 +159,8 @@ def _run_pair(m: dict, stim: tuple, tech: Tech) -> dict:
         e = blocks.setdefault(c["module"], {"pj": 0.0, "toggles": 0})
         e["toggles"] += sum(c["signals"].values())
         if c["module"] == m["top"]:
-            tin += sum(c["signals"].get(p, 0) for p in ins)
-            thop += sum(c["signals"].get(p, 0) for p in HOP_PORTS)
+            tin += sum(port_toggles(c["signals"], p) for p in ins)
+            thop += sum(port_toggles(c["signals"], p) for p in HOP_PORTS)
     inst = list(b.instances.values())
     return {"stimulus": list(stim), "blocks": blocks,
             "input_pj": sum(i["input_pj"] for i in inst), "input_toggles": tin,
@@ -237,13 +240,39 @@ def _top(arch, rtl: Path, work: Path) -> dict:
     macros = [{"module": i.orig, "memory": mc["cell"].lstrip("\\"), "kind": mc["kind"],
                "depth": mc["depth"], "width": mc["width"]}
               for i in infos.values() for mc in i.macros]
-    return {"module": top, "ffs": ffs(top), "macros": macros}
+    # modules of wiring only (the array, the tiles' wrappers): no gates of their own, so no
+    # data energy at gate level either (their nets' loads are the tiles' inputs)
+    wiring = sorted(i.orig for i in infos.values()
+                    if i.orig not in tiles and not (i.gates or i.ffs or i.macros))
+    return {"module": top, "ffs": ffs(top), "macros": macros, "wiring": wiring,
+            "gates": {i.orig: i.gates for i in infos.values() if i.orig not in tiles}}
+
+
+def _kind_cached(kind: str, arch, rtl: Path, tech: Tech, log) -> dict:
+    """One tile kind's characterisation, cached by its module's Verilog, its registers, the
+    stimuli and the assumptions (archs whose tile modules are the same text share it)."""
+    from sim.runner import locked
+    from ubgen.array import tile_module
+    from ubgen.top import top_module
+    from .model import TECH_FILE
+    top = tile_module(kind)
+    h = hashlib.sha256((rtl / f"{top}.v").read_bytes())
+    h.update(json.dumps([FLAVOUR, STIMULI, CYCLES, _registers(rtl, top_module(arch), kind),
+                         TECH_FILE.read_text()]).encode())
+    key = h.hexdigest()[:16]
+    path = BUILD / f"charz-{top}-{key}.json"
+    with locked(BUILD / f".charz-{top}-{key}.lock"):
+        if not path.exists():
+            out = _kind(kind, arch, rtl, BUILD / f"charz-{top}-{key}", tech, log)
+            path.write_text(json.dumps(dict(out, key=key), indent=1))
+    return json.loads(path.read_text())
 
 
 def characterise(arch, tech: Tech | None = None, log=print, build: bool = True) -> dict:
     """The arch's characterisation (module docstring), from the cache or, with ``build``, made
-    now (minutes: three tile kinds, each one Yosys mapping, two Verilator builds and
-    2 x len(STIMULI) short runs); without ``build`` a missing one is a one-line error."""
+    now (minutes: per tile kind not yet characterised, one Yosys mapping, two Verilator builds
+    and 2 x len(STIMULI) short runs; the top's Yosys mapping); without ``build`` a missing one
+    is a one-line error."""
     from sim.array_run import _arch
     from sim.runner import locked
     from ubgen.array import KINDS
@@ -258,12 +287,12 @@ def characterise(arch, tech: Tech | None = None, log=print, build: bool = True) 
                               f"(key {key}); `ubc sim APP --arch {arch.name} --energy` makes it")
         t = time.perf_counter()
         tech = tech or load_tech()
-        work = BUILD / f"charz-{arch.name}-{key}"
-        kinds = {k: _kind(k, arch, rtl, work / k, tech, log) for k in KINDS}
+        kinds = {k: _kind_cached(k, arch, rtl, tech, log) for k in KINDS}
         pj = sum(b["pj"] for k in kinds.values() for b in k["blocks"].values())
         tg = sum(b["toggles"] for k in kinds.values() for b in k["blocks"].values())
         out = {"arch": arch.name, "key": key, "technology": tech.name, "cycles": CYCLES,
-               "stimuli": STIMULI, "kinds": kinds, "top": _top(arch, rtl, work / "top"),
+               "stimuli": STIMULI, "kinds": kinds,
+               "top": _top(arch, rtl, BUILD / f"charz-{arch.name}-{key}" / "top"),
                "pooled_pj_per_toggle": round(pj / tg, 6) if tg else 0.0,
                "seconds": round(time.perf_counter() - t, 1)}
         path.write_text(json.dumps(out, indent=1))

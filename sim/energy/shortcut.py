@@ -26,14 +26,14 @@ from pathlib import Path
 from ubgen.paths import build_dir
 
 from .array import CATEGORIES, array_category, tile_of
-from .events import SRAM_PREFIX, WINDOW_CYCLES, instrument, parse_coverage
+from .events import SRAM_PREFIX, WINDOW_CYCLES, instrument, parse_coverage, port_toggles
 from .gates import EnergyError
 from .model import Tech, load_tech
 
 __all__ = ["event_model", "run_events", "price_events", "shortcut_energy"]
 
 BUILD = build_dir("energy")
-FLAVOUR = "events-1"
+FLAVOUR = "events-3"
 
 
 def event_model(arch, log=print) -> dict:
@@ -133,6 +133,7 @@ def price_events(instances: dict, charz: dict, tech: Tech) -> dict:
     """Energy of a run's toggles (:func:`run_events`) by the characterisation ``charz``: total,
     by category and by tile, the window's cycles and SRAM accesses (module docstring)."""
     kinds, per = _blocks(charz)
+    wiring = set(charz["top"].get("wiring", ()))
     half_v2 = 0.5 * tech.vdd ** 2 * 1e-3
     clock_ff = 2 * half_v2 * tech.c_clock
     cycles = sum(i["signals"].get(WINDOW_CYCLES, 0) for i in instances.values())
@@ -150,13 +151,14 @@ def price_events(instances: dict, charz: dict, tech: Tech) -> dict:
                                       f"{charz['arch']} characterisation never saw it toggle")
                 k = 0.0
         else:
-            k = charz["pooled_pj_per_toggle"]
+            k = 0.0 if mod in wiring else charz["pooled_pj_per_toggle"]
         parts = {"data": k * toggles}
         if mod in kinds:
             kd = charz["kinds"][kinds[mod]]
-            parts["input"] = kd["input_pj_per_toggle"] * sum(sig.get(p, 0) for p in kd["inputs"])
-            parts["hop"] = half_v2 * tech.c_hop * sum(sig.get(p, 0) for p in ("sb16_out",
-                                                                              "sb1_out"))
+            parts["input"] = kd["input_pj_per_toggle"] * sum(port_toggles(sig, p)
+                                                             for p in kd["inputs"])
+            parts["hop"] = half_v2 * tech.c_hop * sum(port_toggles(sig, p)
+                                                      for p in ("sb16_out", "sb1_out"))
             parts["clock"] = clock_ff * kd["ffs"] * cycles
         for part, pj in parts.items():
             cats[array_category(path, mod, part)] += pj
@@ -169,6 +171,10 @@ def price_events(instances: dict, charz: dict, tech: Tech) -> dict:
     srams = _sram(instances, charz, tech)
     for path, d in srams.items():
         cats[array_category(path, d["module"], "sram")] += d["pj"]
+        tile = tile_of(path)
+        if tile:
+            tiles.setdefault(tile, {})
+            tiles[tile]["sram_pj"] = tiles[tile].get("sram_pj", 0.0) + d["pj"]
     return {"total_pj": round(sum(cats.values()), 3),
             "categories_pj": {c: round(v, 3) for c, v in cats.items()},
             "window_cycles": cycles, "sram_accesses": srams,
