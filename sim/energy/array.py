@@ -35,6 +35,13 @@ _KIND_CAT = {"cgra_pe_tile": "PE logic", "cgra_mem_tile": "MEM logic", "cgra_io_
 _INTERCONNECT = ("sb16", "sb1", "cb_", "ic_regs")
 
 
+def _gate_model_options():
+    """The C++ of the gate-level model unoptimised: it builds in about half the time of -O1
+    (the build dominates; a run is a few minutes either way)."""
+    from sim.array_run import ModelOptions
+    return ModelOptions(opt_fast="-O0", opt_slow="-O0", opt_global="-O1")
+
+
 def array_category(path: str, module: str, part: str) -> str:
     """The category (:data:`CATEGORIES`) of a module instance's data, hop, clock or SRAM
     energy."""
@@ -73,7 +80,7 @@ def gate_model(arch, log=print) -> dict:
     :func:`sim.array_run.model_for`-shaped dict plus ``infos`` (per-module
     :class:`~sim.energy.gates.ModuleInfo`) and the seconds each step took (0 when cached)."""
     from ubgen.array import KINDS, tile_module
-    from sim.array_run import ModelOptions, _arch, _verilate, generate_verilog
+    from sim.array_run import _arch, _verilate, generate_verilog
     from sim.runner import locked, setup_verilator
     arch = _arch(arch)
     rtl, sha, _ = generate_verilog(arch)
@@ -111,7 +118,7 @@ def gate_model(arch, log=print) -> dict:
             # an interrupted build of the same key resumes: Verilator skips identical output,
             # make keeps the compiled objects
             model_dir.mkdir(parents=True, exist_ok=True)
-            _verilate(model_dir, gl, arch, False, ModelOptions(opt_fast="-O1"))
+            _verilate(model_dir, gl, arch, False, _gate_model_options())
             seconds["verilator_build"] = time.perf_counter() - t
             stamp.write_text(json.dumps({"key": key, "seconds": round(seconds[
                 "verilator_build"], 1)}))

@@ -6,8 +6,9 @@ two additions to the generated Verilog (:func:`instrument`):
 
 * the top's energy window: when ``run & ~done`` opens, the coverage counts are zeroed; when it
   closes, they are written to ``energy_cov_<n>.dat`` in the run directory (Verilator's
-  ``$c``); so, as in the gate-level run, configuration, loads and read-back are not counted; a
-  1-bit register that flips in every window cycle counts the window's cycles;
+  ``$c``), per instance (Verilator otherwise merges the instances of a hierarchical block,
+  ``tile_r0_c*``); so, as in the gate-level run, configuration, loads and read-back are not
+  counted; a 1-bit register that flips in every window cycle counts the window's cycles;
 * every SRAM macro (a memory of at least :data:`~sim.energy.gates.MACRO_MIN_DEPTH` words, as at
   gate level) gets two 1-bit registers that flip on every read and every write access, so their
   toggle counts are the macro's accesses, exactly.
@@ -46,7 +47,7 @@ def _window_block(window: str, name: str = "energy_cov_") -> str:
         "  reg ubgen_win = 1'b0;", f"  reg {WINDOW_CYCLES} = 1'b0;",
         "  reg [31:0] ubgen_nwin = 32'd0;",
         "  always @(posedge clk) begin",
-        f"    if (({window}) & !ubgen_win) $c(\"{cov}->zero();\");",
+        f"    if (({window}) & !ubgen_win) $c(\"{cov}->forcePerInstance(true); {cov}->zero();\");",
         f"    if (!({window}) & ubgen_win) begin",
         f"      $c(\"{cov}->write(std::string(\\\"{name}\\\") + std::to_string(\", ubgen_nwin, "
         "\") + \\\".dat\\\");\");",
@@ -135,9 +136,10 @@ _FIELD = re.compile("\x01([^\x02]+)\x02([^\x01']*)")
 
 def parse_coverage(text: str, into: dict | None = None) -> dict:
     """Toggles per module instance of a Verilator coverage file: ``{hier: {"module", "signals":
-    {signal: toggles}}}`` (a signal's bits summed; clocks and window bookkeeping left out),
-    added to ``into`` when given (several windows)."""
+    {signal: toggles}, "bits": covered signal bits}}`` (a signal's bits summed; clocks and
+    window bookkeeping left out), added to ``into`` when given (several windows)."""
     out = into if into is not None else {}
+    bits: dict[str, int] = defaultdict(int)
     for line in text.splitlines():
         if not line.startswith("C '"):
             continue
@@ -145,12 +147,16 @@ def parse_coverage(text: str, into: dict | None = None) -> dict:
         f = dict(_FIELD.findall(head))
         if f.get("t") != "toggle":
             continue
-        sig = f["o"].split(":")[0]
+        sig, _, edge = f["o"].partition(":")
         base = sig.split("[")[0].lstrip("\\").strip()
         if base in _SKIP or base.endswith("__clk"):
             continue
-        inst = out.setdefault(f["h"], {"module": _module(f["page"]), "signals": defaultdict(int)})
+        inst = out.setdefault(f["h"], {"module": _module(f["page"]), "signals": defaultdict(int),
+                                       "bits": 0})
         inst["signals"][base] += int(count)
+        bits[f["h"]] += edge == "0->1"
+    for h, n in bits.items():
+        out[h]["bits"] = max(out[h]["bits"], n)
     return out
 
 

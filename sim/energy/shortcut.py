@@ -46,21 +46,23 @@ def event_model(arch, log=print) -> dict:
     rtl, vkey, vsec = generate_verilog(arch)
     top = top_module(arch)
     opts = ModelOptions(coverage=True)
-    key = model_key(f"{vkey}:{FLAVOUR}", opts, False)[:16]
-    work = BUILD / f"events-{arch.name}-{key}"
-    model_dir, stamp = work / "model", work / "model" / "model.json"
     seconds = 0.0
-    with locked(BUILD / f".{work.name}.lock"):
-        macros = instrument(rtl, work / "rtl", [p.name for p in verilog_sources(rtl, arch)],
-                            top)
-        shutil.copy(rtl / f"{top}.json", work / "rtl" / f"{top}.json")
+    with locked(BUILD / f".events-{arch.name}.lock"):
+        src = BUILD / f"events-{arch.name}-rtl"
+        macros = instrument(rtl, src, [p.name for p in verilog_sources(rtl, arch)], top)
+        digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(src.glob("*.v"))))
+        key = model_key(f"{digest.hexdigest()}:{FLAVOUR}", opts, False)[:16]
+        work = BUILD / f"events-{arch.name}-{key}"
+        model_dir, stamp = work / "model", work / "model" / "model.json"
         if not (stamp.exists() and json.loads(stamp.read_text()).get("key") == key):
             log(f"energy: Verilator build of {arch.name}'s RTL with toggle coverage (cold: "
                 f"about twice the plain model's build; cached in {model_dir})")
             t = time.perf_counter()
             setup_verilator()
-            if model_dir.exists():
-                shutil.rmtree(model_dir)
+            if work.exists():
+                shutil.rmtree(work)
+            shutil.copytree(src, work / "rtl")
+            shutil.copy(rtl / f"{top}.json", work / "rtl" / f"{top}.json")
             model_dir.mkdir(parents=True)
             _verilate(model_dir, work / "rtl", arch, False, opts)
             seconds = time.perf_counter() - t
@@ -133,7 +135,6 @@ def price_events(instances: dict, charz: dict, tech: Tech) -> dict:
     """Energy of a run's toggles (:func:`run_events`) by the characterisation ``charz``: total,
     by category and by tile, the window's cycles and SRAM accesses (module docstring)."""
     kinds, per = _blocks(charz)
-    wiring = set(charz["top"].get("wiring", ()))
     half_v2 = 0.5 * tech.vdd ** 2 * 1e-3
     clock_ff = 2 * half_v2 * tech.c_clock
     cycles = sum(i["signals"].get(WINDOW_CYCLES, 0) for i in instances.values())
@@ -150,8 +151,10 @@ def price_events(instances: dict, charz: dict, tech: Tech) -> dict:
                     raise EnergyError(f"block {mod} toggles ({toggles}) but the "
                                       f"{charz['arch']} characterisation never saw it toggle")
                 k = 0.0
-        else:
-            k = 0.0 if mod in wiring else charz["pooled_pj_per_toggle"]
+        else:               # outside the tiles: the tiles' energy per toggle per gate per bit
+            gates = charz["top"]["gates"].get(mod, 0)
+            k = charz["pj_per_toggle_per_gate_per_bit"] * gates / inst["bits"] \
+                if inst.get("bits") else 0.0
         parts = {"data": k * toggles}
         if mod in kinds:
             kd = charz["kinds"][kinds[mod]]

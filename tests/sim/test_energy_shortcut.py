@@ -73,24 +73,25 @@ def test_parse_coverage_sums_bits_and_both_directions_without_clocks():
     assert inst["tb.dut"]["module"] == "t.core"
 
 
-CHARZ = {"arch": "toy", "pooled_pj_per_toggle": 0.5,
+CHARZ = {"arch": "toy", "pooled_pj_per_toggle": 0.5, "pj_per_toggle_per_gate_per_bit": 0.5,
          "kinds": {"pe": {"module": "cgra_pe_tile", "ffs": 100, "macros": [],
                           "inputs": ["sb16_in"], "input_pj_per_toggle": 0.25,
                           "blocks": {"cgra_pe_tile": {"pj_per_toggle": 0.1},
                                      "cgra_pe_tile.tile.core": {"pj_per_toggle": 2.0},
                                      "cgra_pe_tile.tile.sb16": {"pj_per_toggle": 1.0},
                                      "cgra_pe_tile.tile.idle": {"pj_per_toggle": None}}}},
-         "top": {"module": "top", "ffs": 10, "macros": []}}
+         "top": {"module": "top", "ffs": 10, "macros": [], "gates": {"top": 10, "wires": 0}}}
 
 
-def _inst(module, **signals):
-    return {"module": module, "signals": signals}
+def _inst(module, bits=20, **signals):
+    return {"module": module, "signals": signals, "bits": bits}
 
 
 def _run(used_core_toggles=40):
     a = "TOP.top.array.tile_r0_c0"
     b = "TOP.top.array.tile_r0_c1"
     return {"TOP.top": _inst("top", ubgen_cyc=50, axi=8),
+            "TOP.top.wires": _inst("wires", 1000, track=500),
             a: _inst("cgra_pe_tile", sb16_in=4, sb16_out=6),
             f"{a}.tile.core": _inst("cgra_pe_tile.tile.core", x=used_core_toggles),
             f"{a}.tile.sb16": _inst("cgra_pe_tile.tile.sb16", y=10),
@@ -110,7 +111,8 @@ def test_an_unused_tile_gets_clock_energy_and_no_data_energy():
     assert used["input_pj"] == 1.0 and used["hop_pj"] > 0
     c = e["categories_pj"]
     assert c["PE logic"] == round(2.0 * 40 + 0.1 * 10, 3)
-    assert c["GLB/IO"] == 0.5 * 8                      # the top's logic, pooled
+    # the top's logic: 0.5 pJ per toggle per gate per bit x 10 gates / 20 bits; wiring: none
+    assert c["GLB/IO"] == 0.5 * 10 / 20 * 8
     # control: fewer core toggles, less PE logic energy; clock unchanged
     quiet = price_events(_run(used_core_toggles=4), CHARZ, tech)["categories_pj"]
     assert quiet["PE logic"] < c["PE logic"] and quiet["clock"] == c["clock"]
