@@ -2,14 +2,17 @@
 their sensitivity to the SRAM energies, the negative controls and the per-application energy
 (the analogue of thesis Figs. 7.3 and 7.10).
 
-    .venv/bin/python bench/energy.py [--table] [--controls]
+    .venv/bin/python bench/energy.py [--table] [--controls] [--gate] [--charz ARCH ...]
                                      [--apps gpyr@cgra_4x4:levels=2 gaussian@cgra_8x8 ...]
+                                     [--validate [APP@ARCH]]
                                      [--out build/bench/energy.json] [--img docs/img]
 
 What is MEASURED: the toggles of every net of the generated RTL mapped by Yosys to CMOS gates
 (the mapping of bench/area.py) and the SRAM macros' accesses, in Verilator, with the stimulus of
 the 3x3 convolution's line buffer (Table 7.2) or the application's own configuration and data
-through the ``make sim`` host testbench (per application). What is MODELLED:
+through the ``make sim`` host testbench (per application: by the shortcut, the RTL run's toggles
+priced by the arch's gate-level tile characterisation, or with ``--gate`` the whole gate-level
+array; ``--validate`` compares the two). What is MODELLED:
 ``ubgen/constraints/energy.toml`` (gate, wire, hop and clock capacitances, Vdd, the SRAM access
 energies). Heavy: the first gate-level model of an arch takes tens of minutes to build (cached
 under build/energy/); run it with ``nice``.
@@ -33,7 +36,8 @@ OUT = ROOT / "build" / "bench" / "energy.json"
 IMG = ROOT / "docs" / "img"
 SCALES = (0.5, 1.0, 1.5)
 # (app, arch, sizes): the per-application points
-APPS = [("gpyr", "cgra_4x4", {"levels": 2}), ("gaussian", "cgra_8x8", {})]
+APPS = [("gpyr", "cgra_4x4", {"levels": 2}), ("cascade", "cgra_8x8", {}),
+        ("gaussian", "cgra_8x8", {}), ("gpyr", "cgra_8x8", {}), ("upsample", "cgra_8x8", {})]
 # the array's negative controls: an app on cgra_4x4 that leaves tiles unused (a two-level
 # Gaussian pyramid: 13 of the 20 tiles), at its size, and half and twice that many outputs
 CONTROL = ("gpyr", "cgra_4x4", {"levels": 2})
@@ -120,6 +124,24 @@ def validate(app: str, arch: str, sizes: dict, log=print) -> dict:
             s_["window_cycles"], "gate": gate, "shortcut": short}
 
 
+def charz_summary(arch: str, log=print) -> dict:
+    """The arch's characterisation (made when missing) in brief: per tile kind its flip-flops,
+    blocks, each stimulus's gate-level data energy and the fit's error on it."""
+    from sim.energy.charz import characterise
+    c = characterise(arch, log=log)
+    kinds = {k: {"module": v["module"], "ffs": v["ffs"], "blocks": len(v["blocks"]),
+                 "input_pj_per_toggle": v["input_pj_per_toggle"],
+                 "max_data_error_pct": v["max_data_error_pct"],
+                 "runs": [{kk: r[kk] for kk in ("stimulus", "gate_data_pj",
+                                                "shortcut_data_pj", "data_error_pct",
+                                                "hop_bits_gate", "hop_bits_rtl")}
+                          for r in v["runs"]]} for k, v in c["kinds"].items()}
+    return {"arch": arch, "key": c["key"], "kinds": kinds, "top_ffs": c["top"]["ffs"],
+            "pooled_pj_per_toggle": c["pooled_pj_per_toggle"],
+            "pj_per_toggle_per_gate_per_bit": c["pj_per_toggle_per_gate_per_bit"],
+            "seconds": c["seconds"]}
+
+
 def configured_tiles(bundle: dict, arch) -> list[str]:
     """``tile_r<r>_c<c>`` of every tile the bitstream writes a register of (the others keep
     their reset configuration: no core operation, no route)."""
@@ -166,12 +188,15 @@ def main(argv=None) -> int:
                     help="the shortcut against the whole gate-level array on one app (default "
                          f"{point_key(*CONTROL)}; the gate-level model takes about an hour to "
                          "build)")
+    ap.add_argument("--charz", nargs="*", metavar="ARCH",
+                    help="the shortcut's characterisation of these archs (made when missing)")
     ap.add_argument("--gate", action="store_true",
                     help="--apps/--controls: the whole gate-level array instead of the shortcut")
     ap.add_argument("--out", default=str(OUT), help="JSON output (merged into an existing one)")
     ap.add_argument("--img", default=str(IMG), help="directory of the energy plots")
     args = ap.parse_args(argv)
-    if not (args.table or args.apps is not None or args.controls or args.validate):
+    if not (args.table or args.apps is not None or args.controls or args.validate
+            or args.charz):
         args.table, args.apps, args.controls = True, [point_key(*a) for a in APPS], True
     out = Path(args.out)
     result = json.loads(out.read_text()) if out.exists() else {}
@@ -187,6 +212,11 @@ def main(argv=None) -> int:
             e = p["energy"]
             print(f"{app} on {p['arch']}: {e['pj_per_pixel']} pJ/pixel, {e['pj_per_op']} pJ/op, "
                   f"passed {e['passed']}, gate-level run {e['energy_seconds']} s")
+        for arch in args.charz or []:
+            c = result.setdefault("characterisation", {})[arch] = charz_summary(arch)
+            for k, v in c["kinds"].items():
+                print(f"characterisation {arch} {k}: {v['ffs']} flip-flops, {v['blocks']} "
+                      f"blocks, fit error up to {v['max_data_error_pct']} %")
         if args.validate:
             v = result["validation"] = validate(*parse_point(args.validate))
             for c, r in v["rows"].items():

@@ -148,7 +148,7 @@ def parse_coverage(text: str, into: dict | None = None) -> dict:
         if f.get("t") != "toggle":
             continue
         sig, _, edge = f["o"].partition(":")
-        base = sig.split("[")[0].lstrip("\\").strip()
+        base = _demangle(sig.split("[")[0].lstrip("\\").strip())
         if base in _SKIP or base.endswith("__clk"):
             continue
         inst = out.setdefault(f["h"], {"module": _module(f["page"]), "signals": defaultdict(int),
@@ -158,6 +158,12 @@ def parse_coverage(text: str, into: dict | None = None) -> dict:
     for h, n in bits.items():
         out[h]["bits"] = max(out[h]["bits"], n)
     return out
+
+
+def _demangle(name: str) -> str:
+    """A signal name as the RTL spells it (Verilator writes ``__`` as ``___05F``, ``$`` as
+    ``__024``)."""
+    return re.sub(r"__0([0-9A-F]{2})", lambda m: chr(int(m.group(1), 16)), name)
 
 
 def _module(page: str) -> str:

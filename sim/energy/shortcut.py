@@ -98,10 +98,31 @@ def run_events(bundle: dict, arch, log=print) -> dict:
 
 
 def _blocks(charz: dict) -> tuple[dict, dict]:
-    """(tile module -> kind, RTL module -> pJ per toggle) of a characterisation."""
+    """(tile module -> kind, RTL module -> its characterisation) of a characterisation."""
     kinds = {k["module"]: name for name, k in charz["kinds"].items()}
-    per = {m: b["pj_per_toggle"] for k in charz["kinds"].values() for m, b in k["blocks"].items()}
+    per = {m: b for k in charz["kinds"].values() for m, b in k["blocks"].items()}
     return kinds, per
+
+
+def _per_toggle(mod: str, toggles: int, inst: dict, kinds: dict, per: dict,
+                charz: dict) -> float:
+    """pJ per RTL toggle of a module instance: a tile block's fitted one; a tile block that
+    never toggled in the characterisation (e.g. the configuration's read path, which the host's
+    polling during the run exercises), and the top's modules outside the tiles: the tile
+    blocks' energy per toggle per gate per signal bit x the module's gates per bit."""
+    dens = charz["pj_per_toggle_per_gate_per_bit"]
+    if mod.split(".")[0] in kinds:
+        b = per.get(mod)
+        if b is None:
+            if toggles:
+                raise EnergyError(f"block {mod} toggles ({toggles}) but is not part of the "
+                                  f"{charz['arch']} characterisation (a different RTL?)")
+            return 0.0
+        if b["pj_per_toggle"] is not None:
+            return b["pj_per_toggle"]
+        return dens * b.get("gates", 0) / b["bits"] if b.get("bits") else 0.0
+    gates = charz["top"]["gates"].get(mod, 0)
+    return dens * gates / inst["bits"] if inst.get("bits") else 0.0
 
 
 def _sram(instances: dict, charz: dict, tech: Tech) -> dict:
@@ -143,18 +164,7 @@ def price_events(instances: dict, charz: dict, tech: Tech) -> dict:
     for path, inst in instances.items():
         mod, sig = inst["module"], inst["signals"]
         toggles = sum(n for s, n in sig.items() if not s.startswith("ubgen_"))
-        root = mod.split(".")[0]
-        if root in kinds:
-            k = per.get(mod)
-            if k is None:
-                if toggles:
-                    raise EnergyError(f"block {mod} toggles ({toggles}) but the "
-                                      f"{charz['arch']} characterisation never saw it toggle")
-                k = 0.0
-        else:               # outside the tiles: the tiles' energy per toggle per gate per bit
-            gates = charz["top"]["gates"].get(mod, 0)
-            k = charz["pj_per_toggle_per_gate_per_bit"] * gates / inst["bits"] \
-                if inst.get("bits") else 0.0
+        k = _per_toggle(mod, toggles, inst, kinds, per, charz)
         parts = {"data": k * toggles}
         if mod in kinds:
             kd = charz["kinds"][kinds[mod]]

@@ -67,9 +67,11 @@ def _cov(h, page, sig, n01, n10):
 
 def test_parse_coverage_sums_bits_and_both_directions_without_clocks():
     text = "# SystemC::Coverage-3\n" + _cov("tb.dut", "t.core", "a[0]", 3, 2) + \
-        _cov("tb.dut", "t.core", "a[1]", 1, 1) + _cov("tb.dut", "t.core", "clk", 9, 9)
+        _cov("tb.dut", "t.core", "a[1]", 1, 1) + _cov("tb.dut", "t.core", "clk", 9, 9) + \
+        _cov("tb.dut", "t.core", "cfg___05Faddr[0]", 4, 4)
     inst = parse_coverage(text)
-    assert dict(inst["tb.dut"]["signals"]) == {"a": 7}
+    assert dict(inst["tb.dut"]["signals"]) == {"a": 7, "cfg__addr": 8}     # demangled
+    assert inst["tb.dut"]["bits"] == 3
     assert inst["tb.dut"]["module"] == "t.core"
 
 
@@ -79,7 +81,8 @@ CHARZ = {"arch": "toy", "pooled_pj_per_toggle": 0.5, "pj_per_toggle_per_gate_per
                           "blocks": {"cgra_pe_tile": {"pj_per_toggle": 0.1},
                                      "cgra_pe_tile.tile.core": {"pj_per_toggle": 2.0},
                                      "cgra_pe_tile.tile.sb16": {"pj_per_toggle": 1.0},
-                                     "cgra_pe_tile.tile.idle": {"pj_per_toggle": None}}}},
+                                     "cgra_pe_tile.tile.idle": {"pj_per_toggle": None,
+                                                                "gates": 6, "bits": 12}}}},
          "top": {"module": "top", "ffs": 10, "macros": [], "gates": {"top": 10, "wires": 0}}}
 
 
@@ -118,12 +121,19 @@ def test_an_unused_tile_gets_clock_energy_and_no_data_energy():
     assert quiet["PE logic"] < c["PE logic"] and quiet["clock"] == c["clock"]
 
 
-def test_a_block_never_seen_toggling_is_a_one_line_error():
+def test_a_block_never_seen_toggling_is_priced_per_gate_per_bit():
     run = _run()
     run["TOP.top.array.tile_r0_c1.tile.idle"]["signals"] = {"z": 3}
+    e = price_events(run, CHARZ, load_tech())
+    assert e["tiles"]["tile_r0_c1"]["data_pj"] == 0.5 * 6 / 12 * 3
+
+
+def test_a_block_unknown_to_the_characterisation_is_a_one_line_error():
+    run = _run()
+    run["TOP.top.array.tile_r0_c1.tile.new"] = _inst("cgra_pe_tile.tile.new", z=3)
     with pytest.raises(EnergyError) as e:
         price_events(run, CHARZ, load_tech())
-    assert "\n" not in str(e.value) and "cgra_pe_tile.tile.idle" in str(e.value)
+    assert "\n" not in str(e.value) and "cgra_pe_tile.tile.new" in str(e.value)
 
 
 def test_an_arch_without_characterisation_is_a_one_line_error():
