@@ -16,8 +16,11 @@ __all__ = ["operations", "energy_record", "plot_breakdown", "HELP"]
 HELP = ("also measure the run's energy (docs/energy.md). Default (shortcut): the same bundle "
         "on the RTL with Verilator's toggle coverage, each block's toggles priced by the arch's "
         "characterisation (gate-level runs of single tiles with random stimulus). The first "
-        "run on an arch (or after an RTL change) characterises it: CHARZ_TIME, cached; "
-        "and builds the toggle-counting RTL model (about twice a plain build); later runs add "
+        "run on an arch (or after an RTL change) characterises it, cached: per tile module "
+        "not yet characterised (archs with the same tile text share it) a Yosys mapping, two "
+        "Verilator builds and 14 runs of 300 cycles, about 15-25 min per tile kind on a loaded "
+        "2-core machine (cgra_4x4, three kinds and the top, about 45 min), and builds the "
+        "toggle-counting RTL model (about 10 min for cgra_4x4 at load 11); later runs add "
         "one RTL run. 'gate': the whole cgra_top mapped to gates and simulated with its "
         "switching counted (the shortcut's reference; its first build takes about an hour "
         "for cgra_4x4 on a loaded 2-core machine)")
