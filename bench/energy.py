@@ -211,7 +211,7 @@ def main(argv=None) -> int:
             points[point_key(app, arch, sizes)] = p
             e = p["energy"]
             print(f"{app} on {p['arch']}: {e['pj_per_pixel']} pJ/pixel, {e['pj_per_op']} pJ/op, "
-                  f"passed {e['passed']}, gate-level run {e['energy_seconds']} s")
+                  f"passed {e['passed']}, energy run ({e.get('method')}) {e['energy_seconds']} s")
         for arch in args.charz or []:
             c = result.setdefault("characterisation", {})[arch] = charz_summary(arch)
             for k, v in c["kinds"].items():
