@@ -106,12 +106,13 @@ def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print,
             "configured_tiles": configured_tiles(bundle, r.arch)}
 
 
-def validate(app: str, arch: str, sizes: dict, log=print) -> dict:
+def validate(app: str, arch: str, sizes: dict, log=print, gate: dict | None = None) -> dict:
     """The shortcut against the whole gate-level array on the same bundle: total and per
-    category, the shortcut's difference in percent of the gate-level figure."""
+    category, the shortcut's difference in percent of the gate-level figure. ``gate``: a
+    gate-level point of the same app, arch and RTL to reuse (``--reuse-gate``)."""
     from sim.energy.array import CATEGORIES
     short = app_point(app, arch, sizes, log=log)
-    gate = app_point(app, arch, sizes, log=log, method="gate")
+    gate = gate or app_point(app, arch, sizes, log=log, method="gate")
     g, s_ = gate["energy"], short["energy"]
     rows = {c: {"gate_pj": g["categories_pj"][c], "shortcut_pj": s_["categories_pj"][c],
                 "diff_pct": round(100 * (s_["categories_pj"][c] - g["categories_pj"][c])
@@ -190,6 +191,9 @@ def main(argv=None) -> int:
                          "build)")
     ap.add_argument("--charz", nargs="*", metavar="ARCH",
                     help="the shortcut's characterisation of these archs (made when missing)")
+    ap.add_argument("--reuse-gate", action="store_true",
+                    help="--validate: reuse the gate-level run the output file holds for the "
+                         "same point (only valid for the same RTL)")
     ap.add_argument("--gate", action="store_true",
                     help="--apps/--controls: the whole gate-level array instead of the shortcut")
     ap.add_argument("--out", default=str(OUT), help="JSON output (merged into an existing one)")
@@ -218,7 +222,12 @@ def main(argv=None) -> int:
                 print(f"characterisation {arch} {k}: {v['ffs']} flip-flops, {v['blocks']} "
                       f"blocks, fit error up to {v['max_data_error_pct']} %")
         if args.validate:
-            v = result["validation"] = validate(*parse_point(args.validate))
+            old = result.get("validation") or {}
+            same = [old.get(k) for k in ("app", "arch", "sizes")] == list(
+                parse_point(args.validate))
+            v = result["validation"] = validate(
+                *parse_point(args.validate),
+                gate=old.get("gate") if args.reuse_gate and same else None)
             for c, r in v["rows"].items():
                 print(f"validation {c}: gate {r['gate_pj']:.1f} pJ, shortcut "
                       f"{r['shortcut_pj']:.1f} pJ, {r['diff_pct']} %")

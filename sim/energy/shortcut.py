@@ -163,6 +163,9 @@ def price_events(instances: dict, charz: dict, tech: Tech) -> dict:
     tiles: dict[str, dict] = {}
     for path, inst in instances.items():
         mod, sig = inst["module"], inst["signals"]
+        inner = instances.get(f"{path}.{mod}")
+        if inner is not None and inner["module"] == mod:
+            continue        # a hierarchical block's interface scope: its ports, counted inside
         toggles = sum(n for s, n in sig.items() if not s.startswith("ubgen_"))
         k = _per_toggle(mod, toggles, inst, kinds, per, charz)
         parts = {"data": k * toggles}

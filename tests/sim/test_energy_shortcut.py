@@ -141,3 +141,18 @@ def test_an_arch_without_characterisation_is_a_one_line_error():
     with pytest.raises(EnergyError) as e:
         characterise("cgra_2x2", build=False)
     assert "\n" not in str(e.value) and "cgra_2x2" in str(e.value)
+
+
+def test_a_hierarchical_blocks_interface_scope_is_not_counted_twice():
+    """Verilator gives a hierarchical block's instance two scopes of the tile module (its
+    interface, ``tile_r0_c0.tile``, and inside, ``tile_r0_c0.tile.cgra_pe_tile``): clock,
+    input load and data count once."""
+    tech = load_tech()
+    run = _run()
+    once = price_events(run, CHARZ, tech)
+    run["TOP.top.array.tile_r0_c1.cgra_pe_tile"] = _inst("cgra_pe_tile")
+    twice = price_events(run, CHARZ, tech)
+    assert twice["categories_pj"] == once["categories_pj"]
+    # control: the same scope under another tile is a tile of its own, with its own clock
+    run["TOP.top.array.tile_r0_c2"] = _inst("cgra_pe_tile")
+    assert price_events(run, CHARZ, tech)["categories_pj"]["clock"] > once["categories_pj"]["clock"]
