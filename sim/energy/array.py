@@ -26,7 +26,7 @@ from ubgen.paths import build_dir
 from .gates import EnergyError, emit_verilog, parse_counts, synthesize
 from .model import Tech, energy, load_tech
 
-__all__ = ["gate_model", "array_category", "run_energy", "CATEGORIES", "tile_of"]
+__all__ = ["gate_model", "array_category", "run_energy", "CATEGORIES", "tile_of", "timed_run"]
 
 BUILD = build_dir("energy")
 CATEGORIES = ("PE logic", "MEM logic", "SRAM", "interconnect", "GLB/IO", "clock")
@@ -168,17 +168,23 @@ def _by_tile(b) -> dict[str, dict]:
                     else round(v, 3)) for k, v in d.items()} for t, d in tiles.items()}
 
 
+def timed_run(bundle: dict, arch, model_of, log) -> tuple[dict, dict, float]:
+    """``bundle`` run, its directory kept, on the model ``model_of(arch, log)`` (built when
+    missing): (the model, the run's result, the simulation's seconds)."""
+    from sim.array_run import run_bundle
+    model = model_of(arch, log)
+    t = time.perf_counter()
+    res = run_bundle(bundle, arch, waves=False, log=log, model=model, keep=True)
+    return model, res, time.perf_counter() - t
+
+
 def run_energy(bundle: dict, arch, tech: Tech | None = None, log=print) -> dict:
     """Run ``bundle`` on the gate-level model of ``arch``; returns the run's verdict (the
     gate-level netlist must reproduce the golden output in the predicted cycles) and the
     energy: total, by category, by tile, SRAM accesses, seconds."""
-    from sim.array_run import run_bundle
     tech = tech or load_tech()
     t0 = time.perf_counter()
-    model = gate_model(arch, log)
-    t = time.perf_counter()
-    res = run_bundle(bundle, arch, waves=False, log=log, model=model, keep=True)
-    sim_seconds = time.perf_counter() - t
+    model, res, sim_seconds = timed_run(bundle, arch, gate_model, log)
     run_dir = Path(res["run_dir"])
     counts = parse_counts((run_dir / "sim.log").read_text())
     # the raw counts of the last run, to re-price or inspect without re-simulating
