@@ -81,8 +81,10 @@ def plot_breakdown(records: list[dict], path: Path, per: str = "pixel") -> Path:
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_ylabel(f"pJ per {'output pixel' if per == 'pixel' else 'operation'}")
     tech = records[0]["energy"]["technology"] if records else ""
+    methods = {r["energy"].get("method", "gate") for r in records}
+    how = "gate-level switching" if methods == {"gate"} else "switching, shortcut"
     ax.set_title(f"Energy per {'output pixel' if per == 'pixel' else 'operation'} "
-                 f"(gate-level switching, {tech})", fontsize=9)
+                 f"({how}, {tech})", fontsize=9)
     ax.legend(fontsize=7, ncol=3)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
