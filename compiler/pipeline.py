@@ -319,7 +319,7 @@ MAX_GAP_SCALE = 64          # the widest bank spread the §5.5.3 gap is stretche
 
 def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None = None,
                   policy: str | None = None, balance: bool = True, params=None,
-                  reorder: bool = True):
+                  reorder: bool = True, split: bool = True):
     """Map every unified buffer of ``scheduled`` (the memory levels the Program asks for).
     When mapping refuses a buffer, the program is scheduled again (``params``, default: the
     arch's) and mapped again, as long as something is left to change:
@@ -331,7 +331,10 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
     * a read too soon after its write for the wide-fetch SRAM (``TooSoon``: a bank receives
       one of every ``k`` of the producer's writes, so its wide words fill ``k`` times slower
       than the scheduler's §5.5.3 gap assumed): the gap of the buffer's loads is doubled
-      (``gap_scale``, :func:`compiler.schedule.dnn.gap_cycles`), up to :data:`MAX_GAP_SCALE`.
+      (``gap_scale``, :func:`compiler.schedule.dnn.gap_cycles`), up to :data:`MAX_GAP_SCALE`;
+    * a schedule with host streams split over several IO tiles
+      (:mod:`compiler.passes.stream_split`) that still has a refused buffer: the program is
+      scheduled and mapped again without the split.
 
     Returns ``(scheduled, impls, refused)``."""
     from .mapping.common import TooSoon
@@ -359,10 +362,15 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
             scale[b] = 2 * scale.get(b, 1)
         scheduled = schedule_program(program, params or HwParams.from_arch(arch), policy,
                                      balance=balance, early=frozenset(early),
-                                     gap_scale=dict(scale), reorder=reorder)
+                                     gap_scale=dict(scale), reorder=reorder, split=split)
         errors = {}
         impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program),
                                      errors)
+    if refused and scheduled.optimized.info.get("stream_split"):
+        plain = schedule_program(program, params or HwParams.from_arch(arch), policy,
+                                 balance=balance, reorder=reorder, split=False)
+        return map_scheduled(program, plain, arch, threshold, policy, balance, params,
+                             reorder, split=False)
     return scheduled, impls, refused
 
 
