@@ -213,13 +213,13 @@ class CompileResult:
         o = self.options
         self.scheduled = schedule_program(self.program, HwParams.from_arch(self.arch),
                                           o.policy, balance=o.balance, delay=o.delay,
-                                          reorder=o.reorder)
+                                          reorder=o.reorder, split=o.split)
 
     def _stage_map(self) -> None:
         o = self.options
         self.scheduled, self.impls, self.refused = map_scheduled(
             self.program, self.scheduled, self.arch, o.threshold, o.policy, o.balance,
-            reorder=o.reorder)
+            reorder=o.reorder, split=o.split)
 
     def _stage_netlist(self) -> None:
         from .mapping.common import MappingError
@@ -265,6 +265,7 @@ class FlowOptions:
     seed: int = 0                     # the app's inputs and the placer
     effort: float | None = None       # the annealer's effort (None: its default schedule)
     reorder: bool = True              # non-unrolled reductions in streaming order
+    split: bool = True                # host streams split over IO tiles when shorter
 
 
 def context_need(program: Program) -> int:
@@ -378,7 +379,8 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
                 sizes: dict[str, int] | None = None, *, threshold: int | None = None,
                 policy: str | None = None, balance: bool = True,
                 until: str = "netlist", delay: bool = True, seed: int = 0,
-                effort: float | None = None, reorder: bool = True) -> CompileResult:
+                effort: float | None = None, reorder: bool = True,
+                split: bool = True) -> CompileResult:
     """Compile ``app`` (an application name, a Python app file, a Program JSON file or a
     Program) for ``arch`` through the stages up to ``until`` (:data:`STAGES`; module
     docstring). Raises the stages' one-line errors (``ProgramError``, ``ExtractError``,
@@ -386,7 +388,8 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     ``NetlistError``, :class:`FitError`, ``PnRError``, ``GoldenMismatch``). ``delay=False``
     starts producers as early as possible (:mod:`compiler.schedule.delay`), ``reorder=False``
     keeps non-unrolled reductions in their written loop order
-    (:mod:`compiler.passes.reduction_order`). ``until="map"``
+    (:mod:`compiler.passes.reduction_order`), ``split=False`` never splits a host stream over
+    several IO tiles (:mod:`compiler.passes.stream_split`). ``until="map"``
     stops after buffer mapping and keeps the refused buffers' reasons in ``refused`` instead
     of raising. ``seed`` chooses the app's inputs and the placement, ``effort`` the annealer's
     effort (``compiler.backend.place.AnnealSchedule``)."""
@@ -399,7 +402,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
         source = load_app(str(app), sizes or {})
     result = CompileResult(source.name, arch, source.program, source=source,
                            options=FlowOptions(threshold, policy, balance, delay, seed, effort,
-                                               reorder))
+                                               reorder, split))
     result.seconds["frontend"] = time.perf_counter() - t
     result.done.append("frontend")
     return result.run(until)
