@@ -51,7 +51,7 @@ import numpy as np
 
 from ..ir.index import Index
 from ..ir.program import Op, Program, ProgramError
-from .reduction_order import _plain_vars, band
+from .reduction_order import _plain_vars, band, nest_chain
 
 
 @dataclass
@@ -194,9 +194,7 @@ def _serial_node(node: dict, var: str, k: int, lane: str) -> dict:
 def _rewrite(node: dict, plan: dict, serial: frozenset) -> dict:
     if "op" in node:
         return node
-    chain = [node]
-    while "loop" in chain[-1] and len(chain[-1]["children"]) == 1:
-        chain.append(chain[-1]["children"][0])
+    chain = nest_chain(node)
     leaf = chain[-1]
     if "op" not in leaf or leaf["op"] not in plan:
         return node
