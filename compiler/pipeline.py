@@ -459,10 +459,13 @@ def size_errors() -> tuple[type[BaseException], ...]:
 
 def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=None,
                   shape: tuple[int, ...] | None = None, attempts: int = 8,
-                  **options) -> CompileResult:
+                  overlap: bool = True, **options) -> CompileResult:
     """The app as runs of one tile (:mod:`compiler.tiling`): the tile shape with the fewest
     runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist;
-    at most ``attempts`` shapes compiled), or the given output tile ``shape``. Raises
+    at most ``attempts`` shapes compiled), or the given output tile ``shape``. With
+    ``overlap``, the fewest runs whose host buffers fit half the global buffer's banks come
+    first (two regions per stream, so the host runtime can load the next tile during a run:
+    ``compiler.backend.glb.double_buffer``, docs/tiling.md), then the fewest runs at all. Raises
     :class:`compiler.tiling.region.TilingError` (a ``ValueError``) when none does (when the
     given shape does not); its ``resources`` are those of the last tile compiled that ran out
     of a resource of the array (``{}`` when none did), so a caller can name them."""
@@ -494,7 +497,8 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
 
     try:
         if shape is None:
-            plan = choose(source.program, arch, fits, attempts=attempts, log=log).plan
+            plan = _choose_overlapped(source, arch, fits, attempts, log) if overlap else None
+            plan = plan or choose(source.program, arch, fits, attempts=attempts, log=log).plan
         else:
             plan = plan_tiles(source.program, tuple(shape))
             why = fits(plan)
@@ -509,6 +513,20 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
     if STAGES.index(until) > STAGES.index(stop):
         result.run(until)
     return result
+
+
+def _choose_overlapped(source: AppSource, arch: Arch, fits, attempts: int, log):
+    """The plan of :func:`compile_tiled` with two GLB regions per stream, or None when no
+    tile shape fits that way."""
+    from .tiling.choose import choose
+    from .tiling.region import TilingError
+    try:
+        return choose(source.program, arch, fits, attempts=attempts, log=log, regions=2).plan
+    except TilingError as e:
+        if log:
+            log(f"no tile leaves room for two GLB regions ({str(e).splitlines()[0]}): the host "
+                f"loads between runs")
+        return None
 
 
 def compile_channel_blocks(source: AppSource, arch: Arch, until: str = "netlist", log=None,

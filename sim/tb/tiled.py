@@ -1,7 +1,8 @@
 """The tiled job of the end-to-end testbench (docs/simulation.md "Host runtime and tiled
 runs"): a tiled app's bundle (``compiler.backend.bundle.make_tiled_bundle``) run on
 ``cgra_top`` by the host runtime (:class:`sim.host.Accelerator`), data and configuration in
-bursts on the AXI4 port and control over AXI4-Lite, as a board driver would: one configuration, then per tile load, run, read back, stitch. The whole
+bursts on the AXI4 port and control over AXI4-Lite, as a board driver would: one configuration, then per tile load, run, read back, stitch (the next tile's load and the previous tile's
+read-back during the run where the bundle's plan allows, :meth:`sim.host.Accelerator.run_image`). The whole
 outputs are compared bit for bit with the golden arrays; every run's counters are recorded
 (the verdict, :func:`sim.array_run.verdict`, requires each run's ``LAST_WRITE`` to be the
 predicted cycle).
@@ -92,6 +93,10 @@ async def run_tiled_job(dut, j: dict, result: dict, show: int = 5) -> None:
             result["log"].append(f"tile {k + 1}/{runs}: DONE at CYCLE {c.cycle}, last write "
                                  f"{c.last_write}, {c.writes} GLB writes, ERROR {c.error}")
     image = await acc.run_image(bundle, arrays, on_tile=progress)
+    ov = bundle.get("overlap") or {}
+    result["overlap"] = image.overlap
+    why = ov.get("why", "") if ov.get("overlap") == image.overlap else "the host's choice"
+    result["log"].append(f"overlap: {'yes' if image.overlap else 'no'}, {why}")
     result["tiles"] = [c.to_dict() for c in image.tiles]
     result["stages"] = {k: {"seconds": round(v, 2)} for k, v in image.seconds.items()}
     mismatches, first = 0, []
