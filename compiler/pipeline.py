@@ -245,14 +245,36 @@ class CompileResult:
     def _stage_bundle(self) -> None:
         from .backend.bundle import make_bundle, make_tiled_bundle
         if self.blocks is not None:
-            raise FitError(f"{self.label}: the bundle of a layer run as channel blocks is not "
-                           f"built (the host runs its blocks one by one, docs/tiling.md)")
+            from .backend.bundle import make_blocked_bundle
+            self.bundle = make_blocked_bundle(self.blocks, self._block_configs())
+            return
         golden = self.establish_golden()
         if self.tiling is not None:
             self.bundle = make_tiled_bundle(self.netlist, self.arch, self.pnr, self.tiling)
             return
         self.bundle = make_bundle(self.netlist, self.arch, self.pnr, self.inputs,
                                   golden.outputs)
+
+
+    def _block_configs(self) -> list["CompileResult"]:
+        """A channel-blocked layer's two configurations (the blocks before the last, the
+        last), each compiled as runs of this result's output tile (one tile of the whole block
+        output when it was not tiled) and bundled: the same schedule, placement and routing
+        (the Programs differ in the drain's constant only; a one-line :class:`FitError` if
+        the two placements differ)."""
+        from .frontend.source import load_app
+        plan = self.blocks
+        out = plan.program.buffers[plan.spec["output"]].shape
+        shape = tuple(self.tiling.shape) if self.tiling is not None else tuple(out)
+        opts = {"seed": self.options.seed}
+        configs = [compile_tiled(load_app(plan.app, plan.block_sizes(last)), self.arch,
+                                 "bundle", shape=shape, overlap=False, **opts)
+                   for last in (False, True)]
+        a, b = (c.pnr.placement.sites for c in configs)
+        if a != b:
+            raise FitError(f"{self.label}: the last channel block's configuration is placed "
+                           f"differently from the others'")
+        return configs
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ moves 32-bit words.
     counters = await acc.run(done_cycle)   # START, poll DONE, performance counters, STOP
     values = await acc.read(glb_words)     # outputs from the global buffer
     image = await acc.run_image(bundle, arrays)   # a tiled app: every tile, stitched
+    image = await acc.run_blocks(bundle, arrays)  # a layer as channel blocks (partial sums)
 
 The bus is anything with ``async write_many([(address, value)])``, ``async
 read_many([address]) -> [value]`` (32-bit words at byte addresses; an AXI4-Lite master issues
@@ -63,6 +64,7 @@ class ImageRun:
     tiles: list[RunCounters] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)   # load, run, read back
     overlap: bool = False           # loads and read-backs overlapped the runs
+    mismatches: list = field(default_factory=list)   # configuration read back (run_blocks)
 
 
 class Accelerator:
@@ -179,6 +181,45 @@ class Accelerator:
             await self._timed(result, "read back", self._read_tile(img, len(tiles) - 1))
             await self.bus.write_many([(self.ctrl("SHARE"), 0)])
         result.overlap = img.overlap
+        return result
+
+    async def run_blocks(self, bundle: dict, arrays: dict[str, np.ndarray], on_run=None,
+                         readable=None) -> ImageRun:
+        """A layer run as channel blocks (``compiler.backend.bundle.make_blocked_bundle``):
+        for each block the inputs it cuts (``sliced``) narrowed to its channels, the others
+        whole, and the carried partial sums (``arrays[carry_in]`` for the first block: the
+        bias as partial sums), every output tile of the block's configuration run
+        (:meth:`run_image`), its output read back the next block's carried input. The first
+        configuration is written whole (read back where ``readable`` allows); a switch
+        between the two writes only the words that differ. ``on_run(block, k, counters)``
+        after each run. Returns the last block's outputs and every run's counters."""
+        spec = bundle["blocks"]
+        cin, cout = spec["carry"]
+        configs = bundle["configs"]
+        result = ImageRun({}, seconds={"load": 0.0, "run": 0.0, "read back": 0.0})
+        t = time.perf_counter()
+        result.mismatches = await self.configure(configs[0]["bitstream"], readable)
+        result.seconds["configure"] = time.perf_counter() - t
+        current, carry = 0, np.asarray(arrays[cin])
+        for j, (lo, hi) in enumerate(spec["ranges"]):
+            which = int(j == len(spec["ranges"]) - 1)
+            if which != current:
+                old = {a: v for a, v in configs[current]["bitstream"]}
+                await self.bus.write_many([(a, v) for a, v in configs[which]["bitstream"]
+                                           if old.get(a) != v])
+                current = which
+            block_in = {b: (np.take(np.asarray(arr), range(lo, hi), axis=spec["sliced"][b])
+                            if b in spec["sliced"] else np.asarray(arr))
+                        for b, arr in arrays.items() if b != cin}
+            block_in[cin] = carry
+            image = await self.run_image(configs[which], block_in,
+                                         on_tile=(lambda k, c, j=j: on_run(j, k, c))
+                                         if on_run else None)
+            for k, v in image.seconds.items():
+                result.seconds[k] += v
+            result.tiles += image.tiles
+            carry = image.outputs[cout]
+            result.outputs = image.outputs
         return result
 
     async def _timed(self, result: ImageRun, step: str, work) -> None:
