@@ -68,3 +68,20 @@ def test_the_tiler_prefers_two_regions_and_falls_back_to_one():
     assert glb_fits(single.tiling.program, ARCH) is None
     assert glb_fits(single.tiling.program, ARCH, regions=2) == (
         "input input needs 3185 GLB words, its 1 stream(s) have 2048 in each of 2 regions")
+
+
+def test_a_blocked_bundle_must_cover_the_reduction_in_order():
+    """``sim.bundle.validate_blocked_bundle``: two tiled configurations and channel ranges
+    that cover the reduction once, in order (a repeated or a missing block is refused)."""
+    import pytest
+    from sim.bundle import BundleError, validate_bundle
+    t = _tiled(22, 18, (10, 8)).bundle
+    good = {**{f: t[f] for f in ("app", "arch", "bitstream", "cycles_predicted", "done_cycle",
+                                 "output_writes")}, "configs": [t, t],
+            "blocks": {"ranges": [[0, 4], [4, 8]], "runs": 2}}
+    assert validate_bundle(good) is good
+    for ranges in ([[0, 4], [0, 4]], [[0, 4], [5, 8]], [[4, 8]], []):
+        with pytest.raises(BundleError, match="do not cover the reduction in order"):
+            validate_bundle(dict(good, blocks={"ranges": ranges, "runs": len(ranges)}))
+    with pytest.raises(BundleError, match="two configurations"):
+        validate_bundle(dict(good, configs=[t]))
