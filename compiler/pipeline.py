@@ -481,11 +481,12 @@ def size_errors() -> tuple[type[BaseException], ...]:
 
 def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=None,
                   shape: tuple[int, ...] | None = None, attempts: int = 8,
-                  overlap: bool = True, **options) -> CompileResult:
+                  overlap: bool = False, **options) -> CompileResult:
     """The app as runs of one tile (:mod:`compiler.tiling`): the tile shape with the fewest
     runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist;
     at most ``attempts`` shapes compiled), or the given output tile ``shape``. With
-    ``overlap``, the fewest runs whose host buffers fit half the global buffer's banks come
+    ``overlap`` (what ``make sim`` asks for; the sweep, which counts the runs' cycles only,
+    does not), the fewest runs whose host buffers fit half the global buffer's banks come
     first (two regions per stream, so the host runtime can load the next tile during a run:
     ``compiler.backend.glb.double_buffer``, docs/tiling.md), then the fewest runs at all. Raises
     :class:`compiler.tiling.region.TilingError` (a ``ValueError``) when none does (when the
@@ -590,7 +591,7 @@ def compile_channel_blocks(source: AppSource, arch: Arch, until: str = "netlist"
 
 def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str, int] | None
                     = None, *, until: str = "netlist", tile: bool = True, log=None,
-                    attempts: int = 8, **options) -> CompileResult:
+                    attempts: int = 8, overlap: bool = False, **options) -> CompileResult:
     """:func:`compile_app` through ``until``; when the whole program does not fit ``arch``
     (its resources, the cycle counter, a memory chain: :func:`size_errors`), and ``tile``,
     the app as runs of one tile (:func:`compile_tiled`, at most ``attempts`` tile shapes
@@ -614,12 +615,13 @@ def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str
               else result.source if result is not None else load_app(str(app), sizes or {}))
     if log:
         log(f"{source.name} as a whole does not fit {arch.name} ({why}): tiling")
-    return compile_tiled(source, arch, until, log=log, attempts=attempts, **options)
+    return compile_tiled(source, arch, until, log=log, attempts=attempts, overlap=overlap,
+                         **options)
 
 
 def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None, *,
                         until: str = "netlist", tile: bool = False, log=None,
-                        **options) -> tuple[CompileResult, ArchChoice]:
+                        overlap: bool = False, **options) -> tuple[CompileResult, ArchChoice]:
     """The default arch of everything that runs on the array (docs/cli.md): compile ``app``
     on each shipped array, smallest first (:func:`shipped_arrays`), and keep the first whose
     resources it fits; with ``until`` at ``pnr`` or later, the first it also places and routes
@@ -664,7 +666,8 @@ def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None,
             if log:
                 log(f"{source.name} as a whole does not fit {name} ({short[0]}): tiling")
             try:
-                return (compile_tiled(source, arch, until, log=log, **options),
+                return (compile_tiled(source, arch, until, log=log, overlap=overlap,
+                                      **options),
                         ArchChoice(name, passed, routes))
             except (TilingError, PnRError) as e:
                 passed.append(f"{name}: {short[0]}; tiled: {str(e).splitlines()[0]}")

@@ -205,11 +205,11 @@ def _compile(app: str, arch_name: str | None, sizes: dict, seed: int, say,
             result = _compile_blocks(app, arch_name, sizes, seed, say, block)
         elif arch_name is None:
             result, choice = compile_on_smallest(app, sizes, until="pnr", seed=seed,
-                                                 tile=True, log=say)
+                                                 tile=True, log=say, overlap=True)
             say(choice.describe(result.app))
         else:
             result = compile_fitting(app, arch_name, sizes, until="netlist", seed=seed,
-                                     log=say)
+                                     log=say, overlap=True)
     except (FitError, TilingError) as e:
         if block is not None or not _declares_blocks(app, sizes):
             raise

@@ -17,7 +17,7 @@ ARCH = load_arch("cgra_8x8")
 
 
 @lru_cache(maxsize=None)
-def _tiled(w: int, h: int, shape=None, overlap: bool = True):
+def _tiled(w: int, h: int, shape=None, overlap: bool = False):
     return compile_tiled(load_app("gaussian", {"width": w, "height": h}), ARCH, "bundle",
                          shape=shape, overlap=overlap)
 
@@ -59,7 +59,7 @@ def test_negative_control_a_bank_with_an_input_and_an_output_stream_is_refused()
 
 
 def test_the_tiler_prefers_two_regions_and_falls_back_to_one():
-    over, single = _tiled(128, 96), _tiled(128, 96, overlap=False)
+    over, single = _tiled(128, 96, overlap=True), _tiled(128, 96)
     assert (over.runs, tuple(over.tiling.shape)) == (7, (18, 94))
     assert (single.runs, tuple(single.tiling.shape)) == (4, (63, 47))
     assert over.bundle["overlap"]["overlap"] is True
