@@ -23,7 +23,7 @@ banks the compute ops' ports, with every check as strict as before.
 Which ops, which loop, which ``k``:
 
 * a stream op is alone in its loop nest (its nest is a top-level node of the Program), its own
-  compute unit, stores at one distinct loop variable per dimension (no constant), loads at
+  compute unit, without a loop phase in its kernel, stores at one distinct loop variable per dimension (no constant), loads at
   most one buffer at the same variables (an elementwise op: its instances are independent),
   and either loads a host input and stores an on-chip buffer, loads an on-chip buffer and
   stores a host output, or loads nothing and stores an on-chip buffer (a constant);
@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..ir.expr import LoopPhase
 from ..ir.index import Index
 from ..ir.program import Op, Program, ProgramError
 from .reduction_order import _plain_vars, band, nest_chain
@@ -68,6 +69,8 @@ def stream_buffer(program: Program, op: Op) -> str | None:
     else ``None``."""
     if op.store is None or op.unit is not None or len(op.loads) > 1:
         return None
+    if op.kernel is not None and any(isinstance(n, LoopPhase) for n in op.kernel.nodes()):
+        return None                 # a loop phase names the loop the split would renumber
     loops = band(op)
     if not loops or len(loops) != len(op.loops) or loops[0].parent is not program:
         return None

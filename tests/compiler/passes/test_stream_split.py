@@ -4,7 +4,8 @@ unroll; a stencil's input copy not at all), the slices cover every element exact
 planted overlap, gap or shifted load is refused: the negative controls of ``check_cover``), the
 split program computes what the original does on the interpreter, the IO tiles cap the split,
 and gemm scheduled with the split runs at its compute bound and is bit-exact on the netlist
-model (the stream split off: the negative control, bound by its one-word streams)."""
+model (the stream split off: the negative control, bound by its one-word streams); a copy
+whose kernel has a loop phase is left alone."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,7 +13,8 @@ import pytest
 
 from compiler.frontend.source import load_app
 from compiler.interp import run as interp
-from compiler.ir import Program, ProgramError
+from compiler.ir import Call, Kernel, Program, ProgramError, select, u16
+from compiler.ir.expr import LoopPhase
 from compiler.ir.hw import HwParams
 from compiler.passes.stream_split import (buffer_lanes, check_cover, plan_splits,
                                           split_streams)
@@ -124,3 +126,29 @@ def test_gemm_split_is_bit_exact_on_the_netlist_model():
     check = check_result(res)
     assert check.ok and check.cycles_netlist == check.cycles_predicted == \
         res.schedule.completion
+
+
+def _two_lane_copy(kernel) -> Program:
+    """``dst[x] = kernel(src[x])`` read two lanes per step (``dst[2 u]``, ``dst[2 u + 1]``)."""
+    from compiler.frontend.loopnest import add_op, nest
+    prog = Program("two_lanes")
+    prog.add_input("src", (16,))
+    prog.add_buffer("dst", (16,))
+    prog.add_output("out", (8,))
+    loop, i = nest(prog, "copy", ("x", 16))
+    add_op(loop, "copy", ("dst", i["x"]), [("src", i["x"])], kernel)
+    loop, i = nest(prog, "sum", ("u", 8))
+    add_op(loop, "sum", ("out", i["u"]), [("dst", 2 * i["u"]), ("dst", 2 * i["u"] + 1)],
+           Kernel.from_fn("add2", lambda a, b: Call("add", (a, b)), u16, u16))
+    return prog.validate()
+
+
+def test_a_loop_phase_kernel_is_not_split():
+    from compiler.frontend.loopnest import pass_kernel
+    plain = _two_lane_copy(pass_kernel("copy_pass"))
+    assert plan_splits(plain) == {"copy": (0, "x_copy", 2)}
+    # the same copy keeping only even x: its phase names the loop the split renumbers
+    phased = _two_lane_copy(Kernel.from_fn(
+        "even", lambda a: select(LoopPhase("x_copy", 2, 0), a, 0), u16))
+    assert plan_splits(phased) == {}
+    assert split_streams(phased).program is phased
