@@ -118,6 +118,7 @@ def test_gemm_schedule_reaches_the_compute_bound_only_with_the_split():
     assert "stream_split" not in plain.optimized.info
 
 
+@pytest.mark.regress          # ~10 s; the CI's RTL case (tests/rtl/test_e2e.py, gemm) runs the split
 def test_gemm_split_is_bit_exact_on_the_netlist_model():
     res = compile_app("gemm", "cgra_16x32", GEMM)
     assert res.refused == {}
