@@ -69,7 +69,7 @@ class Accelerator:
 
     overlap = False        # the GLB is the array's while running (docs/top.md)
 
-    def __init__(self, bus, plan: dict, poll_cycles: int = 256):
+    def __init__(self, bus, plan: dict, poll_cycles: int = 16):
         self.bus, self.plan, self.poll = bus, plan, poll_cycles
 
     def ctrl(self, name: str) -> int:
@@ -99,19 +99,23 @@ class Accelerator:
                                                               for w in words])]
 
     async def run(self, done_cycle: int, limit: int | None = None) -> RunCounters:
-        """``DONE_CYCLE``, ``START`` = 1, poll ``DONE`` every ``poll_cycles``, read the
-        counters, ``START`` = 0. Raises :class:`HostError` when ``DONE`` does not rise within
-        ``limit`` polls (default: twice the cycles to ``done_cycle``)."""
+        """``DONE_CYCLE``, ``START`` = 1, wait ``done_cycle`` cycles (``DONE`` cannot rise
+        before: one wait, no bus traffic while the array runs), then poll ``DONE`` every
+        ``poll_cycles``, read the counters, ``START`` = 0. Raises :class:`HostError` when
+        ``DONE`` does not rise within ``limit`` polls after the wait (default: as many cycles
+        as ``done_cycle`` again, plus 1,024)."""
         t = time.perf_counter()
         await self.bus.write_many([(self.ctrl("DONE_CYCLE"), done_cycle),
                                    (self.ctrl("START"), 1)])
-        polls = limit or 2 * (done_cycle // self.poll + 8)
+        await self.bus.wait(done_cycle)
+        polls = limit or (done_cycle + 1024) // self.poll
         for _ in range(polls):
-            await self.bus.wait(self.poll)
             if (await self.bus.read_many([self.ctrl("DONE")]))[0] & 1:
                 break
+            await self.bus.wait(self.poll)
         else:
-            raise HostError(f"DONE did not rise within {polls * self.poll} cycles")
+            raise HostError(f"DONE did not rise within {done_cycle + polls * self.poll} "
+                            "cycles")
         vals = await self.bus.read_many([self.ctrl(n) for n in COUNTERS])
         await self.bus.write_many([(self.ctrl("START"), 0)])
         return RunCounters(*vals, seconds=time.perf_counter() - t)
