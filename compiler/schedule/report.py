@@ -50,7 +50,9 @@ class ScheduleResult:
                 "buffers": [{"name": b.name, "ports": b.ports, "live_words": b.live_words,
                              "copies": self.optimized.info.get("storage_copies", {}).get(b.name, 1)}
                             for b in self.live_optimized],
-                "compile_seconds": round(self.compile_seconds, 3)}
+                "compile_seconds": round(self.compile_seconds, 3),
+                **({"fallback": self.optimized.info["fallback"]}
+                   if self.optimized.info.get("fallback") else {})}
 
 
 def recurrence_distances(program: Program, params: HwParams) -> dict[str, int]:
