@@ -245,14 +245,36 @@ class CompileResult:
     def _stage_bundle(self) -> None:
         from .backend.bundle import make_bundle, make_tiled_bundle
         if self.blocks is not None:
-            raise FitError(f"{self.label}: the bundle of a layer run as channel blocks is not "
-                           f"built (the host runs its blocks one by one, docs/tiling.md)")
+            from .backend.bundle import make_blocked_bundle
+            self.bundle = make_blocked_bundle(self.blocks, self._block_configs())
+            return
         golden = self.establish_golden()
         if self.tiling is not None:
             self.bundle = make_tiled_bundle(self.netlist, self.arch, self.pnr, self.tiling)
             return
         self.bundle = make_bundle(self.netlist, self.arch, self.pnr, self.inputs,
                                   golden.outputs)
+
+
+    def _block_configs(self) -> list["CompileResult"]:
+        """A channel-blocked layer's two configurations (the blocks before the last, the
+        last), each compiled as runs of this result's output tile (one tile of the whole block
+        output when it was not tiled) and bundled: the same schedule, placement and routing
+        (the Programs differ in the drain's constant only; a one-line :class:`FitError` if
+        the two placements differ)."""
+        from .frontend.source import load_app
+        plan = self.blocks
+        out = plan.program.buffers[plan.spec["output"]].shape
+        shape = tuple(self.tiling.shape) if self.tiling is not None else tuple(out)
+        opts = {"seed": self.options.seed}
+        configs = [compile_tiled(load_app(plan.app, plan.block_sizes(last)), self.arch,
+                                 "bundle", shape=shape, overlap=False, **opts)
+                   for last in (False, True)]
+        a, b = (c.pnr.placement.sites for c in configs)
+        if a != b:
+            raise FitError(f"{self.label}: the last channel block's configuration is placed "
+                           f"differently from the others'")
+        return configs
 
 
 @dataclass(frozen=True)
@@ -459,10 +481,14 @@ def size_errors() -> tuple[type[BaseException], ...]:
 
 def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=None,
                   shape: tuple[int, ...] | None = None, attempts: int = 8,
-                  **options) -> CompileResult:
+                  overlap: bool = False, **options) -> CompileResult:
     """The app as runs of one tile (:mod:`compiler.tiling`): the tile shape with the fewest
     runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist;
-    at most ``attempts`` shapes compiled), or the given output tile ``shape``. Raises
+    at most ``attempts`` shapes compiled), or the given output tile ``shape``. With
+    ``overlap`` (what ``make sim`` asks for; the sweep, which counts the runs' cycles only,
+    does not), the fewest runs whose host buffers fit half the global buffer's banks come
+    first (two regions per stream, so the host runtime can load the next tile during a run:
+    ``compiler.backend.glb.double_buffer``, docs/tiling.md), then the fewest runs at all. Raises
     :class:`compiler.tiling.region.TilingError` (a ``ValueError``) when none does (when the
     given shape does not); its ``resources`` are those of the last tile compiled that ran out
     of a resource of the array (``{}`` when none did), so a caller can name them."""
@@ -494,7 +520,8 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
 
     try:
         if shape is None:
-            plan = choose(source.program, arch, fits, attempts=attempts, log=log).plan
+            plan = _choose_overlapped(source, arch, fits, attempts, log) if overlap else None
+            plan = plan or choose(source.program, arch, fits, attempts=attempts, log=log).plan
         else:
             plan = plan_tiles(source.program, tuple(shape))
             why = fits(plan)
@@ -509,6 +536,20 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
     if STAGES.index(until) > STAGES.index(stop):
         result.run(until)
     return result
+
+
+def _choose_overlapped(source: AppSource, arch: Arch, fits, attempts: int, log):
+    """The plan of :func:`compile_tiled` with two GLB regions per stream, or None when no
+    tile shape fits that way."""
+    from .tiling.choose import choose
+    from .tiling.region import TilingError
+    try:
+        return choose(source.program, arch, fits, attempts=attempts, log=log, regions=2).plan
+    except TilingError as e:
+        if log:
+            log(f"no tile leaves room for two GLB regions ({str(e).splitlines()[0]}): the host "
+                f"loads between runs")
+        return None
 
 
 def compile_channel_blocks(source: AppSource, arch: Arch, until: str = "netlist", log=None,
@@ -550,7 +591,7 @@ def compile_channel_blocks(source: AppSource, arch: Arch, until: str = "netlist"
 
 def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str, int] | None
                     = None, *, until: str = "netlist", tile: bool = True, log=None,
-                    attempts: int = 8, **options) -> CompileResult:
+                    attempts: int = 8, overlap: bool = False, **options) -> CompileResult:
     """:func:`compile_app` through ``until``; when the whole program does not fit ``arch``
     (its resources, the cycle counter, a memory chain: :func:`size_errors`), and ``tile``,
     the app as runs of one tile (:func:`compile_tiled`, at most ``attempts`` tile shapes
@@ -574,12 +615,13 @@ def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str
               else result.source if result is not None else load_app(str(app), sizes or {}))
     if log:
         log(f"{source.name} as a whole does not fit {arch.name} ({why}): tiling")
-    return compile_tiled(source, arch, until, log=log, attempts=attempts, **options)
+    return compile_tiled(source, arch, until, log=log, attempts=attempts, overlap=overlap,
+                         **options)
 
 
 def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None, *,
                         until: str = "netlist", tile: bool = False, log=None,
-                        **options) -> tuple[CompileResult, ArchChoice]:
+                        overlap: bool = False, **options) -> tuple[CompileResult, ArchChoice]:
     """The default arch of everything that runs on the array (docs/cli.md): compile ``app``
     on each shipped array, smallest first (:func:`shipped_arrays`), and keep the first whose
     resources it fits; with ``until`` at ``pnr`` or later, the first it also places and routes
@@ -624,7 +666,8 @@ def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None,
             if log:
                 log(f"{source.name} as a whole does not fit {name} ({short[0]}): tiling")
             try:
-                return (compile_tiled(source, arch, until, log=log, **options),
+                return (compile_tiled(source, arch, until, log=log, overlap=overlap,
+                                      **options),
                         ArchChoice(name, passed, routes))
             except (TilingError, PnRError) as e:
                 passed.append(f"{name}: {short[0]}; tiled: {str(e).splitlines()[0]}")

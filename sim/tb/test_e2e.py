@@ -556,7 +556,7 @@ async def run_app(dut):
               "readback_mismatches": 0, "readback_first": [], "output_mismatches": 0,
               "output_first": []}
     try:
-        if "tiling" in j["bundle"]:
+        if "tiling" in j["bundle"] or "blocks" in j["bundle"]:
             from .tiled import run_tiled_job
             await run_tiled_job(dut, j, result)
         else:
