@@ -70,7 +70,8 @@ def generate_verilog(arch) -> tuple[Path, str, float]:
 class ModelOptions:
     """How the Verilator model of ``cgra_top`` is built (docs/simulation.md "Speed";
     ``bench/sim_speed.py`` compares them). The defaults measured as fast as Verilator's own
-    optimisation levels per CPU second and far faster than two threads on two shared cores.
+    optimisation levels and as ``--x-assign/--x-initial unique`` per CPU second, and far faster
+than two threads on two shared cores; a flat cgra_8x8 model takes over an hour to build here.
 
     ``hierarchical``: the tile modules as hierarchical blocks (docs/array.md "Verilator"; a
     flat model of a large array does not build); ``verilator_opt``: Verilator's own

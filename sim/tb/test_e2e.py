@@ -341,6 +341,7 @@ class _Run:
     async def start(cls, dut, j: dict, result: dict) -> "_Run":
         b, plan, seed = j["bundle"], j["plan"], j.get("stress")
         host = await start_host(dut, plan, axil=seed is None)
+        result["clock"] = host.clock.impl
         if seed is None:
             return cls(dut, b, plan, host, host, None, None, result)
         host = RawHost(dut, plan, random.Random(seed))

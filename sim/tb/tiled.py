@@ -80,6 +80,7 @@ async def run_tiled_job(dut, j: dict, result: dict, show: int = 5) -> None:
     """Configure, run every tile, compare the stitched outputs (module docstring)."""
     bundle, plan = j["bundle"], j["plan"]
     host = await start_host(dut, plan)
+    result["clock"] = host.clock.impl
     acc = Accelerator(AxiBus(host), plan)
     if "blocks" in bundle:
         await _run_blocks(acc, j, result, show)

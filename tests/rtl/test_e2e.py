@@ -64,6 +64,24 @@ def test_app_end_to_end(app, model):
     assert r["writes"] == b["output_writes"] >= len(b["glb_outputs"]) > 0
     assert r["error"] == 0
     assert r["cycle"] >= b["done_cycle"] > r["last_write"] >= r["first_write"]
+    assert r["clock"] == "gpi"
+
+
+def test_clock_in_c_and_the_python_clock_as_control(model, monkeypatch):
+    """The top's clock is cocotb's C (GPI) clock, so the run the host sleeps through wakes no
+    Python (docs/simulation.md "Speed"); the control, ``UBGEN_E2E_CLOCK=py`` (the Python clock
+    task, as before), reports itself as such, and both runs pass with the host's handshakes
+    taking the same clock cycles, step by step."""
+    b = bundle_of("gaussian")
+    c = run_bundle(b, ARCH, model=model)
+    monkeypatch.setenv("UBGEN_E2E_CLOCK", "py")
+    py = run_bundle(b, ARCH, model=model)
+    assert (c["clock"], py["clock"]) == ("gpi", "py")
+    assert c["passed"] and py["passed"], describe(c if not c["passed"] else py)
+    assert c["cycles_measured"] == py["cycles_measured"] == b["cycles_predicted"]
+    steps = ("configure", "load", "read back")
+    assert [c["stages"][k]["cycles"] for k in steps] == \
+        [py["stages"][k]["cycles"] for k in steps]
 
 
 def test_loop_phase_and_divider_end_to_end(model):
@@ -142,6 +160,7 @@ def test_reliability_random_axi_traffic(model):
     b = bundle_of("gaussian")
     r = run_bundle(b, ARCH, model=model, stress=7)
     assert r["passed"], describe(r)
+    assert r["clock"] == "gpi"          # the traffic during the run is clocked in C too
     s, t = r["stress"], r["stress_bursts"]
     assert s["transactions"] > 300 and s["rejected"] > 100 and s["reads_checked"] > 20, s
     assert s["running"] > 15, s
