@@ -213,13 +213,13 @@ class CompileResult:
         o = self.options
         self.scheduled = schedule_program(self.program, HwParams.from_arch(self.arch),
                                           o.policy, balance=o.balance, delay=o.delay,
-                                          reorder=o.reorder)
+                                          reorder=o.reorder, split=o.split)
 
     def _stage_map(self) -> None:
         o = self.options
         self.scheduled, self.impls, self.refused = map_scheduled(
             self.program, self.scheduled, self.arch, o.threshold, o.policy, o.balance,
-            reorder=o.reorder)
+            reorder=o.reorder, split=o.split)
 
     def _stage_netlist(self) -> None:
         from .mapping.common import MappingError
@@ -287,6 +287,7 @@ class FlowOptions:
     seed: int = 0                     # the app's inputs and the placer
     effort: float | None = None       # the annealer's effort (None: its default schedule)
     reorder: bool = True              # non-unrolled reductions in streaming order
+    split: bool = True                # host streams split over IO tiles when shorter
 
 
 def context_need(program: Program) -> int:
@@ -341,7 +342,7 @@ MAX_GAP_SCALE = 64          # the widest bank spread the §5.5.3 gap is stretche
 
 def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None = None,
                   policy: str | None = None, balance: bool = True, params=None,
-                  reorder: bool = True):
+                  reorder: bool = True, split: bool = True):
     """Map every unified buffer of ``scheduled`` (the memory levels the Program asks for).
     When mapping refuses a buffer, the program is scheduled again (``params``, default: the
     arch's) and mapped again, as long as something is left to change:
@@ -353,7 +354,10 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
     * a read too soon after its write for the wide-fetch SRAM (``TooSoon``: a bank receives
       one of every ``k`` of the producer's writes, so its wide words fill ``k`` times slower
       than the scheduler's §5.5.3 gap assumed): the gap of the buffer's loads is doubled
-      (``gap_scale``, :func:`compiler.schedule.dnn.gap_cycles`), up to :data:`MAX_GAP_SCALE`.
+      (``gap_scale``, :func:`compiler.schedule.dnn.gap_cycles`), up to :data:`MAX_GAP_SCALE`;
+    * a schedule with host streams split over several IO tiles
+      (:mod:`compiler.passes.stream_split`) that still has a refused buffer: the program is
+      scheduled and mapped again without the split.
 
     Returns ``(scheduled, impls, refused)``."""
     from .mapping.common import TooSoon
@@ -381,10 +385,15 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
             scale[b] = 2 * scale.get(b, 1)
         scheduled = schedule_program(program, params or HwParams.from_arch(arch), policy,
                                      balance=balance, early=frozenset(early),
-                                     gap_scale=dict(scale), reorder=reorder)
+                                     gap_scale=dict(scale), reorder=reorder, split=split)
         errors = {}
         impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program),
                                      errors)
+    if refused and scheduled.optimized.info.get("stream_split"):
+        plain = schedule_program(program, params or HwParams.from_arch(arch), policy,
+                                 balance=balance, reorder=reorder, split=False)
+        return map_scheduled(program, plain, arch, threshold, policy, balance, params,
+                             reorder, split=False)
     return scheduled, impls, refused
 
 
@@ -392,7 +401,8 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
                 sizes: dict[str, int] | None = None, *, threshold: int | None = None,
                 policy: str | None = None, balance: bool = True,
                 until: str = "netlist", delay: bool = True, seed: int = 0,
-                effort: float | None = None, reorder: bool = True) -> CompileResult:
+                effort: float | None = None, reorder: bool = True,
+                split: bool = True) -> CompileResult:
     """Compile ``app`` (an application name, a Python app file, a Program JSON file or a
     Program) for ``arch`` through the stages up to ``until`` (:data:`STAGES`; module
     docstring). Raises the stages' one-line errors (``ProgramError``, ``ExtractError``,
@@ -400,7 +410,8 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     ``NetlistError``, :class:`FitError`, ``PnRError``, ``GoldenMismatch``). ``delay=False``
     starts producers as early as possible (:mod:`compiler.schedule.delay`), ``reorder=False``
     keeps non-unrolled reductions in their written loop order
-    (:mod:`compiler.passes.reduction_order`). ``until="map"``
+    (:mod:`compiler.passes.reduction_order`), ``split=False`` never splits a host stream over
+    several IO tiles (:mod:`compiler.passes.stream_split`). ``until="map"``
     stops after buffer mapping and keeps the refused buffers' reasons in ``refused`` instead
     of raising. ``seed`` chooses the app's inputs and the placement, ``effort`` the annealer's
     effort (``compiler.backend.place.AnnealSchedule``)."""
@@ -413,7 +424,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
         source = load_app(str(app), sizes or {})
     result = CompileResult(source.name, arch, source.program, source=source,
                            options=FlowOptions(threshold, policy, balance, delay, seed, effort,
-                                               reorder))
+                                               reorder, split))
     result.seconds["frontend"] = time.perf_counter() - t
     result.done.append("frontend")
     return result.run(until)
