@@ -18,7 +18,9 @@ not built for cgra_16x32, whose flat Verilation needs about 6 GB and 9 minutes f
 C++, docs/array.md "Verilator"), ``x-safe`` (``--x-assign unique --x-initial unique``,
 Verilator's defaults, against ``fast``), ``public-all`` (every signal visible to VPI, cocotb's
 own runner), ``poll-256`` (the default model; the host polls ``DONE`` every 256 cycles from the
-start instead of sleeping until ``DONE_CYCLE``: more Python awaits).
+start instead of sleeping until ``DONE_CYCLE``: more Python awaits), ``clock-py`` (the
+default model; the top's clock a Python task woken twice a cycle, as before the C clock of
+:func:`sim.tb.host.clock_impl`).
 
 Usage: ``python bench/sim_speed.py [--arch cgra_8x8 cgra_16x32] [--variants ...] [--reps 3]
 [--app gaussian] [--json FILE]``. Prints one Markdown table per arch and the load average.
@@ -55,6 +57,7 @@ VARIANTS: dict[str, tuple[ModelOptions, dict]] = {
     "x-safe": (replace(ModelOptions(), x_assign="unique", x_initial="unique"), {}),
     "public-all": (replace(ModelOptions(), public="all"), {}),
     "poll-256": (ModelOptions(), {"UBGEN_E2E_POLL": "256"}),
+    "clock-py": (ModelOptions(), {"UBGEN_E2E_CLOCK": "py"}),
 }
 NOT_BUILT = {("flat", "cgra_16x32"): "not built: the flat Verilation of cgra_16x32 needs ~6 GB "
                                     "and ~9 min for 349 MB of C++ (docs/array.md)"}

@@ -213,13 +213,13 @@ class CompileResult:
         o = self.options
         self.scheduled = schedule_program(self.program, HwParams.from_arch(self.arch),
                                           o.policy, balance=o.balance, delay=o.delay,
-                                          reorder=o.reorder)
+                                          reorder=o.reorder, split=o.split)
 
     def _stage_map(self) -> None:
         o = self.options
         self.scheduled, self.impls, self.refused = map_scheduled(
             self.program, self.scheduled, self.arch, o.threshold, o.policy, o.balance,
-            reorder=o.reorder)
+            reorder=o.reorder, split=o.split)
 
     def _stage_netlist(self) -> None:
         from .mapping.common import MappingError
@@ -245,14 +245,36 @@ class CompileResult:
     def _stage_bundle(self) -> None:
         from .backend.bundle import make_bundle, make_tiled_bundle
         if self.blocks is not None:
-            raise FitError(f"{self.label}: the bundle of a layer run as channel blocks is not "
-                           f"built (the host runs its blocks one by one, docs/tiling.md)")
+            from .backend.bundle import make_blocked_bundle
+            self.bundle = make_blocked_bundle(self.blocks, self._block_configs())
+            return
         golden = self.establish_golden()
         if self.tiling is not None:
             self.bundle = make_tiled_bundle(self.netlist, self.arch, self.pnr, self.tiling)
             return
         self.bundle = make_bundle(self.netlist, self.arch, self.pnr, self.inputs,
                                   golden.outputs)
+
+
+    def _block_configs(self) -> list["CompileResult"]:
+        """A channel-blocked layer's two configurations (the blocks before the last, the
+        last), each compiled as runs of this result's output tile (one tile of the whole block
+        output when it was not tiled) and bundled: the same schedule, placement and routing
+        (the Programs differ in the drain's constant only; a one-line :class:`FitError` if
+        the two placements differ)."""
+        from .frontend.source import load_app
+        plan = self.blocks
+        out = plan.program.buffers[plan.spec["output"]].shape
+        shape = tuple(self.tiling.shape) if self.tiling is not None else tuple(out)
+        opts = {"seed": self.options.seed}
+        configs = [compile_tiled(load_app(plan.app, plan.block_sizes(last)), self.arch,
+                                 "bundle", shape=shape, overlap=False, **opts)
+                   for last in (False, True)]
+        a, b = (c.pnr.placement.sites for c in configs)
+        if a != b:
+            raise FitError(f"{self.label}: the last channel block's configuration is placed "
+                           f"differently from the others'")
+        return configs
 
 
 @dataclass(frozen=True)
@@ -265,6 +287,7 @@ class FlowOptions:
     seed: int = 0                     # the app's inputs and the placer
     effort: float | None = None       # the annealer's effort (None: its default schedule)
     reorder: bool = True              # non-unrolled reductions in streaming order
+    split: bool = True                # host streams split over IO tiles when shorter
 
 
 def context_need(program: Program) -> int:
@@ -319,7 +342,7 @@ MAX_GAP_SCALE = 64          # the widest bank spread the §5.5.3 gap is stretche
 
 def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None = None,
                   policy: str | None = None, balance: bool = True, params=None,
-                  reorder: bool = True):
+                  reorder: bool = True, split: bool = True):
     """Map every unified buffer of ``scheduled`` (the memory levels the Program asks for).
     When mapping refuses a buffer, the program is scheduled again (``params``, default: the
     arch's) and mapped again, as long as something is left to change:
@@ -331,7 +354,10 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
     * a read too soon after its write for the wide-fetch SRAM (``TooSoon``: a bank receives
       one of every ``k`` of the producer's writes, so its wide words fill ``k`` times slower
       than the scheduler's §5.5.3 gap assumed): the gap of the buffer's loads is doubled
-      (``gap_scale``, :func:`compiler.schedule.dnn.gap_cycles`), up to :data:`MAX_GAP_SCALE`.
+      (``gap_scale``, :func:`compiler.schedule.dnn.gap_cycles`), up to :data:`MAX_GAP_SCALE`;
+    * a schedule with host streams split over several IO tiles
+      (:mod:`compiler.passes.stream_split`) that still has a refused buffer: the program is
+      scheduled and mapped again without the split.
 
     Returns ``(scheduled, impls, refused)``."""
     from .mapping.common import TooSoon
@@ -359,10 +385,15 @@ def map_scheduled(program: Program, scheduled, arch: Arch, threshold: int | None
             scale[b] = 2 * scale.get(b, 1)
         scheduled = schedule_program(program, params or HwParams.from_arch(arch), policy,
                                      balance=balance, early=frozenset(early),
-                                     gap_scale=dict(scale), reorder=reorder)
+                                     gap_scale=dict(scale), reorder=reorder, split=split)
         errors = {}
         impls, refused = map_buffers(scheduled.buffers, arch, threshold, _levels(program),
                                      errors)
+    if refused and scheduled.optimized.info.get("stream_split"):
+        plain = schedule_program(program, params or HwParams.from_arch(arch), policy,
+                                 balance=balance, reorder=reorder, split=False)
+        return map_scheduled(program, plain, arch, threshold, policy, balance, params,
+                             reorder, split=False)
     return scheduled, impls, refused
 
 
@@ -370,7 +401,8 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
                 sizes: dict[str, int] | None = None, *, threshold: int | None = None,
                 policy: str | None = None, balance: bool = True,
                 until: str = "netlist", delay: bool = True, seed: int = 0,
-                effort: float | None = None, reorder: bool = True) -> CompileResult:
+                effort: float | None = None, reorder: bool = True,
+                split: bool = True) -> CompileResult:
     """Compile ``app`` (an application name, a Python app file, a Program JSON file or a
     Program) for ``arch`` through the stages up to ``until`` (:data:`STAGES`; module
     docstring). Raises the stages' one-line errors (``ProgramError``, ``ExtractError``,
@@ -378,7 +410,8 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
     ``NetlistError``, :class:`FitError`, ``PnRError``, ``GoldenMismatch``). ``delay=False``
     starts producers as early as possible (:mod:`compiler.schedule.delay`), ``reorder=False``
     keeps non-unrolled reductions in their written loop order
-    (:mod:`compiler.passes.reduction_order`). ``until="map"``
+    (:mod:`compiler.passes.reduction_order`), ``split=False`` never splits a host stream over
+    several IO tiles (:mod:`compiler.passes.stream_split`). ``until="map"``
     stops after buffer mapping and keeps the refused buffers' reasons in ``refused`` instead
     of raising. ``seed`` chooses the app's inputs and the placement, ``effort`` the annealer's
     effort (``compiler.backend.place.AnnealSchedule``)."""
@@ -391,7 +424,7 @@ def compile_app(app: str | Program, arch: str | Path | Arch = DEFAULT_ARCH,
         source = load_app(str(app), sizes or {})
     result = CompileResult(source.name, arch, source.program, source=source,
                            options=FlowOptions(threshold, policy, balance, delay, seed, effort,
-                                               reorder))
+                                               reorder, split))
     result.seconds["frontend"] = time.perf_counter() - t
     result.done.append("frontend")
     return result.run(until)
@@ -459,10 +492,14 @@ def size_errors() -> tuple[type[BaseException], ...]:
 
 def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=None,
                   shape: tuple[int, ...] | None = None, attempts: int = 8,
-                  **options) -> CompileResult:
+                  overlap: bool = False, **options) -> CompileResult:
     """The app as runs of one tile (:mod:`compiler.tiling`): the tile shape with the fewest
     runs whose tile Program fits ``arch`` (compiled through ``until``, at least the netlist;
-    at most ``attempts`` shapes compiled), or the given output tile ``shape``. Raises
+    at most ``attempts`` shapes compiled), or the given output tile ``shape``. With
+    ``overlap`` (what ``make sim`` asks for; the sweep, which counts the runs' cycles only,
+    does not), the fewest runs whose host buffers fit half the global buffer's banks come
+    first (two regions per stream, so the host runtime can load the next tile during a run:
+    ``compiler.backend.glb.double_buffer``, docs/tiling.md), then the fewest runs at all. Raises
     :class:`compiler.tiling.region.TilingError` (a ``ValueError``) when none does (when the
     given shape does not); its ``resources`` are those of the last tile compiled that ran out
     of a resource of the array (``{}`` when none did), so a caller can name them."""
@@ -494,7 +531,8 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
 
     try:
         if shape is None:
-            plan = choose(source.program, arch, fits, attempts=attempts, log=log).plan
+            plan = _choose_overlapped(source, arch, fits, attempts, log) if overlap else None
+            plan = plan or choose(source.program, arch, fits, attempts=attempts, log=log).plan
         else:
             plan = plan_tiles(source.program, tuple(shape))
             why = fits(plan)
@@ -509,6 +547,20 @@ def compile_tiled(source: AppSource, arch: Arch, until: str = "netlist", log=Non
     if STAGES.index(until) > STAGES.index(stop):
         result.run(until)
     return result
+
+
+def _choose_overlapped(source: AppSource, arch: Arch, fits, attempts: int, log):
+    """The plan of :func:`compile_tiled` with two GLB regions per stream, or None when no
+    tile shape fits that way."""
+    from .tiling.choose import choose
+    from .tiling.region import TilingError
+    try:
+        return choose(source.program, arch, fits, attempts=attempts, log=log, regions=2).plan
+    except TilingError as e:
+        if log:
+            log(f"no tile leaves room for two GLB regions ({str(e).splitlines()[0]}): the host "
+                f"loads between runs")
+        return None
 
 
 def compile_channel_blocks(source: AppSource, arch: Arch, until: str = "netlist", log=None,
@@ -550,7 +602,7 @@ def compile_channel_blocks(source: AppSource, arch: Arch, until: str = "netlist"
 
 def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str, int] | None
                     = None, *, until: str = "netlist", tile: bool = True, log=None,
-                    attempts: int = 8, **options) -> CompileResult:
+                    attempts: int = 8, overlap: bool = False, **options) -> CompileResult:
     """:func:`compile_app` through ``until``; when the whole program does not fit ``arch``
     (its resources, the cycle counter, a memory chain: :func:`size_errors`), and ``tile``,
     the app as runs of one tile (:func:`compile_tiled`, at most ``attempts`` tile shapes
@@ -574,12 +626,13 @@ def compile_fitting(app: str | Program, arch: str | Path | Arch, sizes: dict[str
               else result.source if result is not None else load_app(str(app), sizes or {}))
     if log:
         log(f"{source.name} as a whole does not fit {arch.name} ({why}): tiling")
-    return compile_tiled(source, arch, until, log=log, attempts=attempts, **options)
+    return compile_tiled(source, arch, until, log=log, attempts=attempts, overlap=overlap,
+                         **options)
 
 
 def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None, *,
                         until: str = "netlist", tile: bool = False, log=None,
-                        **options) -> tuple[CompileResult, ArchChoice]:
+                        overlap: bool = False, **options) -> tuple[CompileResult, ArchChoice]:
     """The default arch of everything that runs on the array (docs/cli.md): compile ``app``
     on each shipped array, smallest first (:func:`shipped_arrays`), and keep the first whose
     resources it fits; with ``until`` at ``pnr`` or later, the first it also places and routes
@@ -624,7 +677,8 @@ def compile_on_smallest(app: str | Program, sizes: dict[str, int] | None = None,
             if log:
                 log(f"{source.name} as a whole does not fit {name} ({short[0]}): tiling")
             try:
-                return (compile_tiled(source, arch, until, log=log, **options),
+                return (compile_tiled(source, arch, until, log=log, overlap=overlap,
+                                      **options),
                         ArchChoice(name, passed, routes))
             except (TilingError, PnRError) as e:
                 passed.append(f"{name}: {short[0]}; tiled: {str(e).splitlines()[0]}")

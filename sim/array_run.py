@@ -70,7 +70,8 @@ def generate_verilog(arch) -> tuple[Path, str, float]:
 class ModelOptions:
     """How the Verilator model of ``cgra_top`` is built (docs/simulation.md "Speed";
     ``bench/sim_speed.py`` compares them). The defaults measured as fast as Verilator's own
-    optimisation levels per CPU second and far faster than two threads on two shared cores.
+    optimisation levels and as ``--x-assign/--x-initial unique`` per CPU second, and far faster
+than two threads on two shared cores; a flat cgra_8x8 model takes over an hour to build here.
 
     ``hierarchical``: the tile modules as hierarchical blocks (docs/array.md "Verilator"; a
     flat model of a large array does not build); ``verilator_opt``: Verilator's own
@@ -249,7 +250,12 @@ def run_bundle(bundle: dict, arch, *, waves: bool | None = None, log=None,
     run_dir, job = _prepare_job(bundle, arch, model, stress, plan_patch, arrays)
     result_path = run_dir / "result.json"
     fst = BUILD / f"{bundle['app']}-{arch.name}.fst"
-    if "tiling" in bundle:
+    if "blocks" in bundle:
+        say(f"simulate: {len(bundle['bitstream'])} configuration words, "
+            f"{bundle['blocks']['runs']} channel blocks x "
+            f"{len(bundle['configs'][0]['tiling']['tiles'])} runs of "
+            f"{bundle['cycles_predicted']} cycles predicted")
+    elif "tiling" in bundle:
         say(f"simulate: {len(bundle['bitstream'])} configuration words, "
             f"{len(bundle['tiling']['tiles'])} runs of {bundle['cycles_predicted']} cycles "
             f"predicted")
@@ -292,7 +298,9 @@ def _prepare_job(bundle: dict, arch, model: dict, stress, plan_patch,
     extra = (plan_patch or {}).get("tile_span_extra", 0)
     plan["tile_spans"] = {k: v + extra for k, v in plan["tile_spans"].items()}
     job = {"bundle": bundle, "plan": plan, "stress": stress}
-    if "tiling" in bundle:
+    if "blocks" in bundle:
+        job["arrays"] = _save_arrays(run_dir, arrays or {}, [bundle["blocks"]["output"]])
+    elif "tiling" in bundle:
         job["arrays"] = _save_arrays(run_dir, arrays or {}, bundle["tiling"]["outputs"])
     (run_dir / "job.json").write_text(json.dumps(job))
     return run_dir, job

@@ -56,6 +56,8 @@ def validate_bundle(bundle: dict, address_map: dict | None = None) -> dict:
     that it is for that arch and every address lies in it. Returns the bundle."""
     if not isinstance(bundle, dict):
         raise BundleError("a bundle is a JSON object")
+    if "blocks" in bundle:
+        return validate_blocked_bundle(bundle, address_map)
     if "tiling" in bundle:
         return validate_tiled_bundle(bundle, address_map)
     missing = [f for f in FIELDS if f not in bundle]
@@ -95,6 +97,25 @@ def validate_bundle(bundle: dict, address_map: dict | None = None) -> dict:
 
 TILED_FIELDS = ("app", "arch", "bitstream", "cycles_predicted", "done_cycle", "output_writes",
                 "input_map", "output_map", "tiling")
+
+
+def validate_blocked_bundle(bundle: dict, address_map: dict | None = None) -> dict:
+    """A channel-blocked layer's bundle (``compiler.backend.bundle.make_blocked_bundle``):
+    two tiled configurations with the same cycles, and blocks that cover the reduction in
+    order."""
+    configs, spec = bundle.get("configs"), bundle["blocks"]
+    if not isinstance(configs, list) or len(configs) != 2:
+        raise BundleError("a blocked bundle has two configurations")
+    for c in configs:
+        validate_tiled_bundle(c, address_map)
+        if c["cycles_predicted"] != bundle["cycles_predicted"]:
+            raise BundleError("the blocked bundle's configurations differ in cycles_predicted")
+    ranges = spec.get("ranges") or []
+    if not ranges or any(a[1] != b[0] for a, b in zip(ranges, ranges[1:])) or \
+            any(lo >= hi for lo, hi in ranges) or ranges[0][0] != 0:
+        raise BundleError(f"the blocked bundle's channel ranges {ranges} do not cover the "
+                          f"reduction in order")
+    return bundle
 
 
 def validate_tiled_bundle(bundle: dict, address_map: dict | None = None) -> dict:

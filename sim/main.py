@@ -130,7 +130,7 @@ PUB_ARCH = "pub"                 # default arch of the PUB level
 
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
               out_dir: Path | None = None, log=None, progress=True, energy: bool | str = False,
-              sram_scale: float = 1.0) -> dict:
+              sram_scale: float = 1.0, block: int | None = None) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
     :func:`record_path`). The golden comes first (``compiler.frontend.source.establish_golden``): when the
     interpreter and the app's reference (or real Halide) disagree, the record says
@@ -159,10 +159,14 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
         return _write_record(record, record_path(out_dir or BUILD_SIM, base["app"],
                                                  base["arch"], front.source))
     say(f"golden: {golden.describe()}")
-    result, compile_seconds = _compile(app, arch_name, sizes, seed, say)
+    result, compile_seconds = _compile(app, arch_name, sizes, seed, say, block)
+    if result.blocks is not None and energy:
+        raise ValueError(f"{result.app}: --energy measures one configuration; a layer run as "
+                         f"channel blocks has two")
     result.inputs, result.golden = front.inputs, golden
     base["arch"] = result.arch.name
-    out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"], result.source)
+    out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"],
+                      front.source if result.blocks is not None else result.source)
     pnr, bundle, pnr_seconds = _place_and_bundle(result, say)
     model = model_for(result.arch, _waves(waves), say)
     if model["cached"]:
@@ -171,6 +175,10 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
         say(f"Verilator build: {model['verilator_build_seconds']:.1f} s")
     arrays = ({"inputs": front.inputs, "expected": golden.outputs}
               if result.tiling is not None else None)
+    if result.blocks is not None:        # the first block starts from the bias as partial sums
+        from compiler.tiling.blocks import first_carry
+        arrays = {"inputs": dict(front.inputs, **first_carry(result.blocks, front.inputs)),
+                  "expected": golden.outputs}
     res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model,
                      arrays=arrays,
                      progress=sys.stdout if progress is True else progress or None)
@@ -184,27 +192,74 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     return _write_record(record, out)
 
 
-def _compile(app: str, arch_name: str | None, sizes: dict, seed: int, say):
+def _compile(app: str, arch_name: str | None, sizes: dict, seed: int, say,
+             block: int | None = None):
     """The app compiled through its netlist (and placed and routed when no arch is named: the
-    smallest shipped array it fits and routes on), tiled when it does not fit one run."""
-    from compiler.pipeline import compile_fitting, compile_on_smallest
+    smallest shipped array it fits and routes on), tiled when it does not fit one run; a layer
+    that declares channel blocks (docs/tiling.md) as runs of them when no output tile fits
+    either, or when ``block`` (reduction channels per run) is given."""
+    from compiler.pipeline import FitError, compile_fitting, compile_on_smallest
+    from compiler.tiling.region import TilingError
     t = time.perf_counter()
-    if arch_name is None:
-        result, choice = compile_on_smallest(app, sizes, until="pnr", seed=seed, tile=True,
-                                             log=say)
-        say(choice.describe(result.app))
-    else:
-        result = compile_fitting(app, arch_name, sizes, until="netlist", seed=seed, log=say)
+    try:
+        if block is not None:
+            result = _compile_blocks(app, arch_name, sizes, seed, say, block)
+        elif arch_name is None:
+            result, choice = compile_on_smallest(app, sizes, until="pnr", seed=seed,
+                                                 tile=True, log=say, overlap=True)
+            say(choice.describe(result.app))
+        else:
+            result = compile_fitting(app, arch_name, sizes, until="netlist", seed=seed,
+                                     log=say, overlap=True)
+    except (FitError, TilingError) as e:
+        if block is not None or not _declares_blocks(app, sizes):
+            raise
+        say(f"{str(e).splitlines()[0]}: trying channel blocks")
+        result = _compile_blocks(app, arch_name, sizes, seed, say, None)
     rep = result.report
     seconds = time.perf_counter() - t
     say(f"compile: {rep['app']} on {rep['arch']}: {rep['pes']} PEs, {rep['mems']} MEMs, "
         f"{rep['ios']} IOs, {rep['registers']} register stages, {rep['cycles_predicted']} "
         f"cycles predicted ({seconds:.1f} s)")
-    if result.tiling is not None:
+    if result.blocks is not None:
+        say(f"channel blocks: {result.blocks.runs} runs of {result.blocks.block} "
+            f"{result.blocks.spec['size']}" + (f", each {result.tiling.runs} output tiles of "
+                                               f"{list(result.tiling.shape)}"
+                                               if result.tiling is not None else "")
+            + f"; {rep['cycles_predicted']} cycles per run, {rep['cycles_total']} in all")
+    elif result.tiling is not None:
         say(f"tiled: {result.runs} runs of an output tile {list(result.tiling.shape)} "
             f"({result.tiling.host_words()} host words per run), "
             f"{rep['cycles_predicted']} cycles per run, {rep['cycles_total']} in all")
     return result, seconds
+
+
+def _declares_blocks(app: str, sizes: dict) -> bool:
+    from compiler.frontend.source import load_app
+    try:
+        return hasattr(load_app(app, sizes).module, "CHANNEL_BLOCKS")
+    except (KeyError, ValueError):
+        return False
+
+
+def _compile_blocks(app: str, arch_name: str | None, sizes: dict, seed: int, say,
+                    block: int | None):
+    """The layer as channel blocks (``compiler.pipeline.compile_channel_blocks``) on the named
+    arch, or on the first shipped array they fit."""
+    from compiler.frontend.source import load_app
+    from compiler.pipeline import FitError, compile_channel_blocks, shipped_arrays
+    from compiler.tiling.region import TilingError
+    source = load_app(app, sizes)
+    passed = []
+    for name in [arch_name] if arch_name else shipped_arrays():
+        try:
+            return compile_channel_blocks(source, name, "netlist", log=say, block=block,
+                                          seed=seed)
+        except (FitError, TilingError) as e:
+            if arch_name:
+                raise
+            passed.append(f"{name}: {str(e).splitlines()[0]}")
+    raise TilingError(f"{source.name}: no shipped array runs its channel blocks ({passed[-1]})")
 
 
 def _place_and_bundle(result, say):
@@ -216,7 +271,13 @@ def _place_and_bundle(result, say):
     say(f"route: {pnr.route_seconds:.1f} s (place and route {seconds:.1f} s); "
         f"bitstream check {pnr.check.summary()}")
     bundle = result.run("bundle").bundle
-    if result.tiling is not None:
+    if "blocks" in bundle:
+        c = bundle["configs"]
+        differ = sum(x != y for x, y in zip(c[0]["bitstream"], c[1]["bitstream"]))
+        say(f"bundle: two configurations of {len(bundle['bitstream'])} words ({differ} differ: "
+            f"the last block's drain), per run {sum(map(len, c[0]['input_map'].values()))} "
+            f"input and {sum(map(len, c[0]['output_map'].values()))} output GLB words")
+    elif result.tiling is not None:
         say(f"bundle: {len(bundle['bitstream'])} configuration words, per run "
             f"{sum(map(len, bundle['input_map'].values()))} input and "
             f"{sum(map(len, bundle['output_map'].values()))} output GLB words")
@@ -239,7 +300,7 @@ def _array_record(base: dict, result, bundle: dict, pnr, res: dict, model: dict,
                   cycles_measured=res["cycles_measured"], first_write=res.get("first_write"),
                   glb_writes=res.get("writes"), output_writes=bundle["output_writes"],
                   output_words=(sum(int(np.prod(np.shape(a))) for a in golden.outputs.values())
-                                if result.tiling is not None else len(bundle["glb_outputs"])),
+                                if "glb_outputs" not in bundle else len(bundle["glb_outputs"])),
                   error=res.get("error"),
                   match=res["match"], passed=res["passed"], failures=res["failures"],
                   compile_seconds=round(compile_seconds, 2),
@@ -248,7 +309,14 @@ def _array_record(base: dict, result, bundle: dict, pnr, res: dict, model: dict,
                   verilator_build_seconds=round(model["verilator_build_seconds"], 1),
                   sim_seconds=res["sim_seconds"], sim_cycles=res.get("sim_cycles"),
                   stages=res.get("stages", {}), model_sha256=model["sha256"])
-    if result.tiling is not None:
+    if result.blocks is not None:
+        record.update(runs=result.runs, channel_blocks=result.blocks.runs,
+                      block=result.blocks.block,
+                      tile=list(result.tiling.shape) if result.tiling is not None else None,
+                      cycles_per_run=bundle["cycles_predicted"],
+                      cycles_total=result.runs * bundle["cycles_predicted"],
+                      runs_measured=[t["last_write"] for t in res.get("tiles", [])])
+    elif result.tiling is not None:
         record.update(runs=result.runs, tile=list(result.tiling.shape),
                       cycles_per_run=bundle["cycles_predicted"],
                       cycles_total=result.runs * bundle["cycles_predicted"],
@@ -342,6 +410,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="--level pub: skip the Verilator cross-check")
     ap.add_argument("--seed", type=int, default=0,
                     help="input generator seed (and the placer's seed)")
+    ap.add_argument("--block", type=int, default=None, metavar="N",
+                    help="--level array: run a layer that declares channel blocks as runs of "
+                         "N reduction channels (default: only when no output tile fits; "
+                         "docs/tiling.md)")
     ap.add_argument("--waves", action="store_true",
                     help="--level array: write an FST waveform (as WAVES=1)")
     from sim.energy.report import HELP as ENERGY_HELP
@@ -406,7 +478,7 @@ def main_array(args) -> int:
     try:
         sizes = parse_sizes(args.size)
         rec = run_array(args.app, args.arch, sizes, args.seed, True if args.waves else None,
-                        energy=args.energy, sram_scale=args.sram_scale)
+                        energy=args.energy, sram_scale=args.sram_scale, block=args.block)
     except RunError as e:
         print(f"sim: error: {_one_line(e)}", file=sys.stderr)
         return 1
@@ -416,6 +488,9 @@ def main_array(args) -> int:
     verdict = "PASS" if rec["passed"] else "FAIL"
     tiled = (f"; {rec['runs']} runs of tile {rec['tile']}: {rec['cycles_per_run']} cycles per "
              f"run, {rec['cycles_total']} in all" if rec.get("runs") else "")
+    if rec.get("channel_blocks"):
+        tiled = (f"; {rec['channel_blocks']} channel blocks of {rec['block']}, {rec['runs']} "
+                 f"runs: {rec['cycles_per_run']} cycles per run, {rec['cycles_total']} in all")
     if "cycles_measured" not in rec:              # the golden failed: nothing was simulated
         print(f"\n{rec['app']} on {rec['arch']}: FAIL  {rec['failures'][0]} -> {rec['json']}")
         return 1

@@ -26,7 +26,7 @@ from .arch import DPBufParams
 from .regmap import CONFIG_DATA_WIDTH
 from .mem.dp_spec import DPBUF_STATUS, dpbuf_layouts, dpbuf_regmap, encode_dpbuf
 from .pub.control import (BlockConfig, CycleCounter, add_controllers, chain_output,
-                          connect_config, tile_match)
+                          connect_config, controllers_scheduled, tile_match)
 
 __all__ = ["DPBuffer", "dpbuf_layouts", "dpbuf_regmap", "encode_dpbuf", "DPBUF_STATUS"]
 
@@ -61,6 +61,9 @@ class DPBuffer(wiring.Component):
                      self.cycle_count.eq(counter.count),
                      cfg.status_in("cycle_count").eq(counter.count)]
         ctl, fire = add_controllers(m, self.layouts, f, counter)
+        # neither controller configured: nothing can happen here, so the buffer does not see
+        # ``run`` (its count holds 0; docs/energy.md "An unused tile"), as the PUB
+        m.d.comb += counter.enable.eq(controllers_scheduled(ctl))
 
         def match(addr):
             return tile_match(addr, saw, f["chain_en"], f["tile_id"])

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ubgen.arch import WORD_MASK
-from .glb import input_places, input_words, output_places, output_writes
+from .glb import double_buffer, input_places, input_words, output_places, output_writes
 from .netlist import NetlistError
 
 
@@ -61,7 +61,11 @@ def make_tiled_bundle(net, arch, pnr, plan) -> dict:
     whole host buffers' ``shapes``, the ``outputs`` and per tile its output ``box`` (whole
     coordinates, inclusive) and the ``lows`` of every host buffer (where the tile's buffer
     sits in the whole one). The host runtime (``sim/host.py``) gathers each tile's input words
-    from the whole arrays, runs, reads the tile's outputs back and stitches its box."""
+    from the whole arrays, runs, reads the tile's outputs back and stitches its box.
+    ``overlap`` (:func:`.glb.double_buffer`) says whether the global buffer holds two regions
+    per stream, and the configuration words that switch between them, so the runtime can load
+    tile ``k + 1`` and read back tile ``k - 1`` during run ``k``."""
+    from .pnr import array_data
     bank_words = arch.glb.bank_words
     banks = {n: b["bank"] for n, b in pnr.io_banks().items()}
     ins = {b: sorted([banks[n] * bank_words + off, list(e)] for n, off, e in places)
@@ -72,4 +76,31 @@ def make_tiled_bundle(net, arch, pnr, plan) -> dict:
             "cycles_predicted": net.cycles_predicted,
             "done_cycle": net.cycles_predicted + 1,
             "output_writes": output_writes(net, arch),
-            "input_map": ins, "output_map": outs, "tiling": plan.to_dict()}
+            "input_map": ins, "output_map": outs, "tiling": plan.to_dict(),
+            "overlap": double_buffer(net, arch, pnr.io_banks(), array_data(arch).index)}
+
+
+def make_blocked_bundle(plan, configs) -> dict:
+    """The bundle of a layer run as channel blocks (``compiler.tiling.blocks``): the two
+    configurations' tiled bundles (:func:`make_tiled_bundle`; ``configs[0]`` runs the blocks
+    before the last, ``configs[1]`` the last) and the plan: per run the reduction channels
+    ``[lo, hi)`` it sums, the inputs cut along them (``sliced``: input -> dimension), and the
+    carried buffers (``carry``: the input the run starts from, the output it leaves). The host
+    runtime (``sim/host.py``, ``Accelerator.run_blocks``) runs every block with every output
+    tile, the partial sums it reads back from one run the next run's carried input, and
+    between configurations rewrites only the words that differ. The first block's carry (the
+    bias as partial sums) is the caller's input array of that name."""
+    a, b = (c.bundle for c in configs)
+    for f in ("cycles_predicted", "done_cycle", "output_writes"):
+        if a[f] != b[f]:
+            raise NetlistError(f"the channel blocks' two configurations differ in {f} "
+                               f"({a[f]} and {b[f]})")
+    spec = plan.spec
+    return {"app": a["app"], "arch": a["arch"], "bitstream": a["bitstream"],
+            "cycles_predicted": a["cycles_predicted"], "done_cycle": a["done_cycle"],
+            "output_writes": a["output_writes"], "configs": [a, b],
+            "blocks": {"block": plan.block, "runs": plan.runs,
+                       "ranges": [[k.lo, k.hi] for k in plan.blocks],
+                       "sliced": dict(spec["sliced"]), "carry": [spec["carry_in"],
+                                                                 spec["carry_out"]],
+                       "output": spec["output"], "size": spec["size"]}}

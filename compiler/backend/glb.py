@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from ubgen.arch import Arch, WORD_MASK
+from ubgen.glb.spec import ROW_WORDS
 from ubgen.io.spec import io_layouts
 
 from ..mapping.decode import decode_arrays
@@ -86,3 +87,57 @@ def output_writes(net: Netlist, arch: Arch) -> int:
     """How many GLB writes the array performs (every ``f2glb`` fire)."""
     return sum(len(io_fires(net, arch, n)) for n in net.nodes("io")
                if net.graph.nodes[n]["stream"] == "f2glb")
+
+
+def double_buffer(net: Netlist, arch: Arch, io_banks: dict[str, dict], index) -> dict:
+    """Whether the global buffer holds two data regions per stream, so the host can load the
+    next tile and read back the previous one while a run goes on (``cgra_top``'s ``SHARE``
+    register, docs/top.md "Sharing the global buffer"; docs/simulation.md "Overlapped runs").
+
+    Region 0 is where the netlist's IO streams put their words (every fire's offset, decoded
+    from the ``glb2f`` / ``f2glb`` controllers as the hardware replays them); region 1 is the
+    same words ``delta`` further into the bank (the region's span rounded up to whole rows).
+    It holds when every bank's streams are all inputs or all outputs (a host write takes the
+    bank's write port, which an output stream uses; a read the read port, which an input
+    stream uses) and both regions fit the bank. ``io_banks`` is the placement's
+    ``{io node: {"bank", "tile_id"}}`` (``PnRResult.io_banks``), ``index`` the array's
+    :class:`~.bitstream.RegisterIndex`.
+
+    Returns ``{"overlap": bool, "why": one line, "bank_words", "delta": {bank: words}, "registers":
+    [[byte address, region 0 value, region 1 value], ...]}``: the IO tiles' ``addr_start``
+    registers, the only configuration words that differ between the regions."""
+    words = arch.glb.bank_words
+    span: dict[int, list[int]] = {}
+    kinds: dict[int, set[str]] = {}
+    for n in sorted(net.nodes("io")):
+        d, bank = net.graph.nodes[n], io_banks[n]["bank"]
+        offs = [off for _c, off in io_fires(net, arch, n)]
+        if not offs:
+            continue
+        lo, hi = span.setdefault(bank, [min(offs), max(offs)])
+        span[bank] = [min(lo, *offs), max(hi, *offs)]
+        kinds.setdefault(bank, set()).add(d["stream"])
+    no = {"overlap": False, "bank_words": words, "delta": {}, "registers": []}
+    mixed = sorted(b for b, k in kinds.items() if len(k) > 1)
+    if mixed:
+        return {**no, "why": f"bank {mixed[0]} holds an input and an output stream (the host's "
+                             f"load would take the port the run uses)"}
+    delta = {}
+    for b, (lo, hi) in sorted(span.items()):
+        delta[b] = -(-(hi - lo + 1) // ROW_WORDS) * ROW_WORDS
+        if hi + delta[b] >= words:
+            return {**no, "why": f"bank {b}'s streams use words {lo}..{hi}: two regions need "
+                                 f"{hi + delta[b] + 1} of its {words} words"}
+    regs = []
+    for n in sorted(net.nodes("io")):
+        d, bank = net.graph.nodes[n], io_banks[n]["bank"]
+        if bank not in delta:
+            continue
+        name = f"{d['stream']}_addr_start"
+        v0 = int(d["config"][name])
+        regs.append([index.address(io_banks[n]["tile_id"], name), v0, v0 + delta[bank]])
+    ins = sorted(b for b, k in kinds.items() if k == {"glb2f"})
+    outs = sorted(b for b, k in kinds.items() if k == {"f2glb"})
+    return {"overlap": True, "bank_words": words, "delta": {str(b): v for b, v in delta.items()}, "registers": regs,
+            "why": f"two regions in each stream's bank (inputs in banks {ins}, outputs in "
+                   f"{outs}; largest span {max(delta.values())} of {words} words)"}

@@ -36,6 +36,8 @@ def _dump(result, app: str, directory: str) -> None:
 
 def _print_summary(app: str, summary: dict) -> None:
     print(f"{app}: policy {summary['policy']}")
+    for reason in summary.get("fallback", []):
+        print(f"  fell back from {reason}")
     print(f"  cycles     sequential {summary['cycles_sequential']:>9}   optimized "
           f"{summary['cycles_optimized']:>9}")
     print(f"  sram words sequential {summary['sram_words_sequential']:>9}   optimized "

@@ -33,6 +33,10 @@ class HwParams:
     # 118 of 8148 cycles but keeps 24 more live words, the 16/16 layer is unchanged
     compact_fetch: bool = False
     cycle_width: int = 20
+    # host streams (IO tiles) a Program may use: the cap of compiler.passes.stream_split
+    # (0: no cap); from_arch: the array's IO tiles, at most one per GLB bank (0 without an
+    # [array] section)
+    io_streams: int = 0
 
     @property
     def max_cycle(self) -> int:
@@ -47,6 +51,9 @@ class HwParams:
         sched = arch.schedule
         kw = {f.name: getattr(sched, f.name) for f in fields(sched)}
         pub = arch.pub
+        # an arch without an [array] section (pub: single PUBs) has no IO tiles to count
+        kw["io_streams"] = (min(arch.glb.banks, arch.array.tile_counts()["io"])
+                            if "array" in arch.raw else 0)
         if arch.mem.kind != "pub":
             # a dual-port SRAM (thesis Table 6.1): one write and one read port of one word
             return HwParams(read_ports=1, write_ports=1, fetch_width=1,

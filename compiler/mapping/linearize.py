@@ -42,9 +42,10 @@ def reduce_offsets(offsets, c: int) -> tuple[int, ...]:
     return tuple(o % c for o in offsets)
 
 
-def linear(addr: tuple[Affine, ...], offsets, lows) -> Affine:
-    """The linear address ``sum_d o_d * (a_d - low_d)`` of a multi-dimensional affine address."""
-    n = len(addr[0].strides) if addr else 0
+def linear(addr: tuple[Affine, ...], offsets, lows, dims: int = 0) -> Affine:
+    """The linear address ``sum_d o_d * (a_d - low_d)`` of a multi-dimensional affine address
+    (over ``dims`` loops when ``addr`` has no dimension: a scalar's address, 0 everywhere)."""
+    n = len(addr[0].strides) if addr else dims
     start = sum(o * (a.start - lo) for o, a, lo in zip(offsets, addr, lows))
     strides = tuple(sum(o * a.strides[k] for o, a in zip(offsets, addr)) for k in range(n))
     return Affine(start, strides)
@@ -96,6 +97,8 @@ def box_layout(streams: list[Stream], pad: int = 1, row: int | None = None
     Dimensions of extent 1 (e.g. a fully partitioned bank dimension) take no room. ``row``
     (:func:`row_dimension`) is laid out innermost, the others follow in buffer order."""
     lows, extents = address_box(streams)
+    if not extents:                                 # a scalar: one word, no dimension
+        return lows, (), 1
     live = [d for d, e in enumerate(extents) if e > 1] or [0]
     if row is not None and row in live:
         live.remove(row)

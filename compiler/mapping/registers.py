@@ -49,8 +49,8 @@ def register_file(bank: UnifiedBuffer, buffer: str,
         return None
     return RegisterFile(bank.name, buffer, words, [p.name for p in bank.inputs],
                         [p.name for p in bank.outputs],
-                        [_config(s, linear(s.addr, offsets, lows)) for s in ins],
-                        [_config(s, linear(s.addr, offsets, lows)) for s in outs])
+                        [_config(s, linear(s.addr, offsets, lows, len(s.extents))) for s in ins],
+                        [_config(s, linear(s.addr, offsets, lows, len(s.extents))) for s in outs])
 
 
 @dataclass

@@ -161,14 +161,21 @@ def order_reductions(program: Program,
     return ReductionOrder(Program.from_dict(data).validate(), plan)
 
 
+def nest_chain(node: dict) -> list[dict]:
+    """``node`` (a node of ``Program.to_dict``) and its only children below it, down to the
+    first node with no or several children (an op ending the chain ends a band)."""
+    chain = [node]
+    while "loop" in chain[-1] and len(chain[-1]["children"]) == 1:
+        chain.append(chain[-1]["children"][0])
+    return chain
+
+
 def _reorder(node: dict, plan: dict[str, list[str]]) -> dict:
     """``node`` with the band above each planned op permuted (headers only: the bounds are
     constants, so a band is a box in any order)."""
     if "op" in node:
         return node
-    chain = [node]
-    while "loop" in chain[-1] and len(chain[-1]["children"]) == 1:
-        chain.append(chain[-1]["children"][0])
+    chain = nest_chain(node)
     leaf = chain[-1]
     if "op" in leaf and leaf["op"] in plan:
         # the chain from a node whose parent has other children down to the op is its band
@@ -183,4 +190,4 @@ def _reorder(node: dict, plan: dict[str, list[str]]) -> dict:
 
 
 __all__ = ["ReductionOrder", "band", "reduction_band_order", "operand_order",
-           "order_reductions"]
+           "order_reductions", "nest_chain"]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..passes.dead_code import eliminate_dead_code
 from ..passes.reduction_order import ReductionOrder, order_reductions
+from ..passes.stream_split import split_streams
 from ..passes.tree_height import Latency, balance_program
 from ..ir.poly import PolyProgram
 from ..ir.program import Program
@@ -50,7 +51,9 @@ class ScheduleResult:
                 "buffers": [{"name": b.name, "ports": b.ports, "live_words": b.live_words,
                              "copies": self.optimized.info.get("storage_copies", {}).get(b.name, 1)}
                             for b in self.live_optimized],
-                "compile_seconds": round(self.compile_seconds, 3)}
+                "compile_seconds": round(self.compile_seconds, 3),
+                **({"fallback": self.optimized.info["fallback"]}
+                   if self.optimized.info.get("fallback") else {})}
 
 
 def recurrence_distances(program: Program, params: HwParams) -> dict[str, int]:
@@ -78,7 +81,7 @@ def schedule_program(program: Program, params: HwParams | None = None,
                      policy: str | None = None, balance: bool = True,
                      delay: bool = True, early: frozenset[str] = frozenset(),
                      gap_scale: dict[str, int] | None = None,
-                     reorder: bool = True) -> ScheduleResult:
+                     reorder: bool = True, split: bool = True) -> ScheduleResult:
     """Remove dead code (:mod:`compiler.passes.dead_code`: ops whose values nothing reads;
     ``optimized.info["dead_code"]`` names them), order non-unrolled reductions for streaming
     (:mod:`compiler.passes.reduction_order`; ``optimized.info["reduction_order"]``;
@@ -86,7 +89,9 @@ def schedule_program(program: Program, params: HwParams | None = None,
     (``balance=False`` skips it: the kernels as written), extract, schedule (sequential
     baseline and optimized; ``delay=False``: producers as early as possible, :mod:`.delay`;
     ``gap_scale``: per buffer, a multiple of the DNN scheduler's SRAM gap), verify both,
-    compute liveness."""
+    compute liveness. Host streams are split over several IO tiles
+    (:mod:`compiler.passes.stream_split`; ``optimized.info["stream_split"]``) when that gives a
+    shorter optimized schedule (``split=False``: never)."""
     params = params or HwParams()
     t0 = time.perf_counter()
     dead = eliminate_dead_code(program)
@@ -96,12 +101,11 @@ def schedule_program(program: Program, params: HwParams | None = None,
     program = reorder.program
     if balance:
         program = balance_program(program, Latency(params.pe_latency, params.mem_read_latency))
-    poly = extract(program, params)
-    deps = raw_dependences(poly)
+    sched = (program, policy, delay, frozenset(early), gap_scale)
+    program, poly, deps, opt, report = _shorter(_optimized(params, *sched),
+                                                _split(params, split, *sched))
     seq = schedule_sequential(program, poly)
     verify(poly, seq, params, deps, check_width=False)
-    opt, report = schedule_verified(program, poly, params, deps, policy, delay, frozenset(early),
-                                    gap_scale)
     if dead.removed:
         opt.info["dead_code"] = dead.removed
     if reorder.reordered:
@@ -113,3 +117,53 @@ def schedule_program(program: Program, params: HwParams | None = None,
                            opt.info.get("storage_copies"), loops)
     return ScheduleResult(program, poly, deps, seq, opt, live_seq, live_opt, bufs, report,
                           time.perf_counter() - t0)
+
+
+def _optimized(params: HwParams, program: Program, policy, delay, early, gap_scale) -> tuple:
+    """``(program, poly, deps, optimized schedule, verify report)`` of ``program``."""
+    poly = extract(program, params)
+    deps = raw_dependences(poly)
+    opt, report = schedule_verified(program, poly, params, deps, policy, delay, early, gap_scale)
+    return program, poly, deps, opt, report
+
+
+def _split(params: HwParams, split: bool, program: Program, *sched) -> tuple | None:
+    """:func:`_optimized` of ``program`` with its host streams split
+    (:mod:`compiler.passes.stream_split`), or ``None`` when nothing is split. Every split
+    starts parallel (one IO tile per slice); each input copy is then tried serial (its slices
+    one after another on one IO tile, in its consumer's order) and kept so when that is no
+    slower and keeps fewer live words."""
+    if not split:
+        return None
+    best = _split_candidate(params, program, frozenset(), sched)
+    if best is None:
+        return None
+    host_in = {b for b, d in program.buffers.items() if d.kind == "input"}
+    for name in best[0].split:
+        if not any(a.buffer in host_in for a in program.op(name).loads):
+            continue
+        cand = _split_candidate(params, program, best[0].serial | {name}, sched)
+        if cand[1][3].completion <= best[1][3].completion and cand[2] < best[2]:
+            best = cand
+    done, out, _live = best
+    out[3].info["stream_split"] = {op: list(s) + ["serial" if op in done.serial else "parallel"]
+                                   for op, s in done.split.items()}
+    return out
+
+
+def _split_candidate(params: HwParams, program: Program, serial: frozenset, sched: tuple):
+    """``(StreamSplit, optimized tuple, live words)`` of one choice of serial splits, or
+    ``None`` when nothing is split."""
+    done = split_streams(program, params.io_streams, serial)
+    if not done.split:
+        return None
+    out = _optimized(params, done.program, *sched)
+    seq = schedule_sequential(done.program, out[1])
+    return done, out, total_live_words(buffer_liveness(done.program, out[3], seq))
+
+
+def _shorter(plain: tuple, split: tuple | None) -> tuple:
+    """The split candidate when its optimized schedule is shorter, else the plain one."""
+    if split is not None and split[3].completion < plain[3].completion:
+        return split
+    return plain

@@ -99,7 +99,11 @@ def schedule_verified(program: Program, poly: PolyProgram, params: HwParams | No
                     except VerifyError:
                         pass
         tiles = [lp.name for lp in pipeline_loops(program)[0]]
-        sched.info["storage_copies"] = storage_copies(
-            program, sched, schedule_sequential(program, poly), tiles)
+        try:
+            sched.info["storage_copies"] = storage_copies(
+                program, sched, schedule_sequential(program, poly), tiles)
+        except ValueError as e:
+            failures.append(f"{name}: {e}")
+            continue
         return sched, report
     raise VerifyError("; ".join(failures))

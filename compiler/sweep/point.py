@@ -494,6 +494,9 @@ def evaluate_point(app: str, params: dict, stages: tuple[str, ...] | list[str] =
         if result["status"] != "does-not-fit":
             break
         passed.append(f"{name}: out of {', '.join(result['out_of'])}")
+    if result["status"] == "does-not-fit":
+        result["arch_choice"] = f"fits no shipped array: {'; '.join(passed)}"
+        return result
     result["arch_choice"] = (f"arch {result['arch']}: the smallest shipped array the point fits"
                              + (f"; passed over: {'; '.join(passed)}" if passed else ""))
     return result

@@ -52,7 +52,7 @@ def _row(r: dict) -> list:
              if r.get("session_cycles") and r.get("run_cycles") else "")
     note = []
     if r["status"] == "does-not-fit":
-        note.append(f"fits no shipped array: {r.get('arch_choice', '')}")
+        note.append(r.get("arch_choice") or "fits no shipped array")
     elif r.get("error"):
         note.append(r["error"])
     passed_over = (r.get("arch_choice") or "").partition("passed over: ")[2]

@@ -63,10 +63,11 @@ def candidates(an: _Analysis, align: tuple[int, ...]) -> list[Candidate]:
     return out
 
 
-def glb_fits(program: Program, arch: Arch) -> str | None:
+def glb_fits(program: Program, arch: Arch, regions: int = 1) -> str | None:
     """Why the tile Program's host buffers do not fit the global buffer (``None``: they do):
     each IO stream takes one bank; a buffer read by ``n`` loads (written by ``n`` ops) has
-    ``n`` banks' words."""
+    ``n`` banks' words. ``regions`` = 2: each bank holds two regions (the double buffer of an
+    overlapped host, ``compiler.backend.glb.double_buffer``), half its words each."""
     loads: dict[str, int] = {}
     stores: dict[str, set[str]] = {}
     for op in program.ops():
@@ -80,13 +81,14 @@ def glb_fits(program: Program, arch: Arch) -> str | None:
         words = prod(d.shape)
         total += words
         streams = loads.get(b, 0) if d.kind == "input" else len(stores.get(b, ()))
-        cap = arch.glb.bank_words * max(1, streams)
+        cap = arch.glb.bank_words * max(1, streams) // regions
         if words > cap:
             return f"{d.kind} {b} needs {words} GLB words, its {max(1, streams)} stream(s) " \
-                   f"have {cap}"
-    if total > arch.glb.banks * arch.glb.bank_words:
+                   f"have {cap}" + (f" in each of {regions} regions" if regions > 1 else "")
+    if total > arch.glb.banks * arch.glb.bank_words // regions:
         return f"host buffers need {total} GLB words, the global buffer has " \
-               f"{arch.glb.banks * arch.glb.bank_words}"
+               f"{arch.glb.banks * arch.glb.bank_words // regions}" + \
+               (f" in each of {regions} regions" if regions > 1 else "")
     return None
 
 
@@ -95,10 +97,11 @@ def dominated(shape: tuple[int, ...], failed: list[tuple[int, ...]]) -> bool:
 
 
 def choose(program: Program, arch: Arch, compile_fits, attempts: int = 8,
-           log=None) -> Choice:
-    """The first candidate (module docstring) whose tile fits the global buffer and for
-    which ``compile_fits(plan)`` returns ``None`` (else a one-line reason). Raises
-    :class:`TilingError` when ``attempts`` compiles fail or no candidate is left."""
+           log=None, regions: int = 1) -> Choice:
+    """The first candidate (module docstring) whose tile fits the global buffer (in each of
+    ``regions`` regions, :func:`glb_fits`) and for which ``compile_fits(plan)`` returns
+    ``None`` (else a one-line reason). Raises :class:`TilingError` when ``attempts`` compiles
+    fail or no candidate is left."""
     say = log or (lambda msg: None)
     an = _Analysis(program)
     probe = tuple(max(1, ceil(s / 2)) for s in an.whole)
@@ -118,7 +121,7 @@ def choose(program: Program, arch: Arch, compile_fits, attempts: int = 8,
             except TilingError as e:
                 passed.append(f"{list(c.shape)}: {e}")
                 continue
-            if glb_fits(quick.program, arch) is not None:
+            if glb_fits(quick.program, arch, regions) is not None:
                 failed.append(c.shape)
                 continue
             group.append((quick.host_words(), c))

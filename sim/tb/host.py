@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import os
 from typing import Protocol
 
 import cocotb
@@ -178,11 +179,26 @@ def readable(plan: dict):
     return ok
 
 
+def clock_impl() -> str:
+    """How the top's clock is driven: ``"gpi"`` (default), cocotb's clock in C, which toggles
+    the clock without entering Python, so a run the host sleeps through costs no Python at all;
+    ``"py"`` (``UBGEN_E2E_CLOCK=py``; cocotb's default without
+    ``COCOTB_TRUST_INERTIAL_WRITES``), a Python task woken twice a cycle, kept for
+    ``bench/sim_speed.py``'s comparison (docs/simulation.md "Speed")."""
+    impl = os.environ.get("UBGEN_E2E_CLOCK", "gpi")
+    if impl not in ("gpi", "py"):
+        raise ValueError(f"UBGEN_E2E_CLOCK={impl!r}: 'gpi' or 'py'")
+    return impl
+
+
 async def start_host(dut, p: dict, axil: bool = True) -> Host:
-    """Start the clock, reset the top and return a :class:`Host` with plan ``p``
-    (``axil=False``: without cocotbext-axi's masters, for a caller driving the ports itself)."""
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    """Start the clock (:func:`clock_impl`), reset the top and return a :class:`Host` with plan
+    ``p`` (``axil=False``: without cocotbext-axi's masters, for a caller driving the ports
+    itself); ``host.clock`` is the running clock."""
+    clock = Clock(dut.clk, 10, unit="ns", impl=clock_impl())
+    clock.start()
     host = Host(dut, p, axil)
+    host.clock = clock
     dut.rst.value = 1
     await ClockCycles(dut.clk, 3)
     dut.rst.value = 0

@@ -36,14 +36,22 @@ async def control_and_illegal_addresses(dut):
     for addr in p["illegal"]:
         await host.write(addr, 0x1234, ok=False)
         await host.read(addr, ok=False)
-    # GLB: host access works while stopped and is refused while running
+    # GLB: host access works while stopped and is refused while running (unless shared)
     await host.write(host.glb(p["glb_words"] - 1), 0xBEEF)
     assert await host.read(host.glb(p["glb_words"] - 1)) == 0xBEEF
     await host.write(host.ctrl("START"), 1)
     await host.write(host.glb(0), 1, ok=False)
     await host.read(host.glb(0), ok=False)
+    # SHARE = 1: no IO tile is configured, so every bank's ports are free while running
+    await host.write(host.ctrl("SHARE"), 1)
+    await host.write(host.glb(1), 0x5A5A)
+    assert await host.read(host.glb(1)) == 0x5A5A
+    await host.write(host.ctrl("SHARE"), 0)
+    await host.write(host.glb(1), 0x1111, ok=False)
+    await host.read(host.glb(1), ok=False)
     await host.write(host.ctrl("START"), 0)
     assert await host.read(host.glb(p["glb_words"] - 1)) == 0xBEEF
+    assert await host.read(host.glb(1)) == 0x5A5A
 
 
 @cocotb.test()

@@ -341,6 +341,7 @@ class _Run:
     async def start(cls, dut, j: dict, result: dict) -> "_Run":
         b, plan, seed = j["bundle"], j["plan"], j.get("stress")
         host = await start_host(dut, plan, axil=seed is None)
+        result["clock"] = host.clock.impl
         if seed is None:
             return cls(dut, b, plan, host, host, None, None, result)
         host = RawHost(dut, plan, random.Random(seed))
@@ -555,7 +556,7 @@ async def run_app(dut):
               "readback_mismatches": 0, "readback_first": [], "output_mismatches": 0,
               "output_first": []}
     try:
-        if "tiling" in j["bundle"]:
+        if "tiling" in j["bundle"] or "blocks" in j["bundle"]:
             from .tiled import run_tiled_job
             await run_tiled_job(dut, j, result)
         else:

@@ -1,7 +1,8 @@
 """The tiled job of the end-to-end testbench (docs/simulation.md "Host runtime and tiled
 runs"): a tiled app's bundle (``compiler.backend.bundle.make_tiled_bundle``) run on
 ``cgra_top`` by the host runtime (:class:`sim.host.Accelerator`), data and configuration in
-bursts on the AXI4 port and control over AXI4-Lite, as a board driver would: one configuration, then per tile load, run, read back, stitch. The whole
+bursts on the AXI4 port and control over AXI4-Lite, as a board driver would: one configuration, then per tile load, run, read back, stitch (the next tile's load and the previous tile's
+read-back during the run where the bundle's plan allows, :meth:`sim.host.Accelerator.run_image`). The whole
 outputs are compared bit for bit with the golden arrays; every run's counters are recorded
 (the verdict, :func:`sim.array_run.verdict`, requires each run's ``LAST_WRITE`` to be the
 predicted cycle).
@@ -79,7 +80,11 @@ async def run_tiled_job(dut, j: dict, result: dict, show: int = 5) -> None:
     """Configure, run every tile, compare the stitched outputs (module docstring)."""
     bundle, plan = j["bundle"], j["plan"]
     host = await start_host(dut, plan)
+    result["clock"] = host.clock.impl
     acc = Accelerator(AxiBus(host), plan)
+    if "blocks" in bundle:
+        await _run_blocks(acc, j, result, show)
+        return
     bad = await acc.configure(bundle["bitstream"], readable(plan))
     result["readback_mismatches"] = len(bad)
     result["readback_first"] = [f"{a:#010x}: wrote {w:#x}, read {g:#x}" for a, w, g in bad[:show]]
@@ -92,6 +97,36 @@ async def run_tiled_job(dut, j: dict, result: dict, show: int = 5) -> None:
             result["log"].append(f"tile {k + 1}/{runs}: DONE at CYCLE {c.cycle}, last write "
                                  f"{c.last_write}, {c.writes} GLB writes, ERROR {c.error}")
     image = await acc.run_image(bundle, arrays, on_tile=progress)
+    ov = bundle.get("overlap") or {}
+    result["overlap"] = image.overlap
+    why = ov.get("why", "") if ov.get("overlap") == image.overlap else "the host's choice"
+    result["log"].append(f"overlap: {'yes' if image.overlap else 'no'}, {why}")
+    _compare(j, image, result, show)
+
+
+async def _run_blocks(acc: Accelerator, j: dict, result: dict, show: int) -> None:
+    """A layer as channel blocks (:meth:`sim.host.Accelerator.run_blocks`): the first
+    configuration written and read back, every block's runs, the last block's output compared
+    with the whole layer's golden."""
+    bundle, plan = j["bundle"], j["plan"]
+    arrays = {b: np.load(p) for b, p in j["arrays"]["inputs"].items()}
+    spec = bundle["blocks"]
+
+    def progress(block: int, k: int, c) -> None:
+        lo, hi = spec["ranges"][block]
+        result["log"].append(f"block {block + 1}/{spec['runs']} ({spec['size']} {lo}..{hi - 1})"
+                             f", run {k + 1}: DONE at CYCLE {c.cycle}, last write "
+                             f"{c.last_write}, {c.writes} GLB writes, ERROR {c.error}")
+    image = await acc.run_blocks(bundle, arrays, on_run=progress, readable=readable(plan))
+    bad = image.mismatches
+    result["readback_mismatches"] = len(bad)
+    result["readback_first"] = [f"{a:#010x}: wrote {w:#x}, read {g:#x}" for a, w, g in bad[:show]]
+    result["overlap"] = False
+    _compare(j, image, result, show)
+
+
+def _compare(j: dict, image, result: dict, show: int) -> None:
+    """Every run's counters and the whole outputs against the golden, into ``result``."""
     result["tiles"] = [c.to_dict() for c in image.tiles]
     result["stages"] = {k: {"seconds": round(v, 2)} for k, v in image.seconds.items()}
     mismatches, first = 0, []

@@ -93,3 +93,39 @@ def test_negative_control_a_dropped_carry_fails(model):
                                                    drop_carry=first_carry(plan, inputs)))
     assert all(res["passed"] for res, _p in log)        # each run right for what it was fed
     assert not np.array_equal(got["output"], golden["output"])
+
+
+# --- the same layer through `make sim` / `ubc sim --block 4`: the blocked bundle
+# (compiler.backend.bundle.make_blocked_bundle) run by the host runtime's run_blocks
+
+def test_make_sim_runs_the_channel_blocks(model, tmp_path):
+    """``ubc sim resnet --block 4`` at these sizes: both blocks run by the host runtime
+    (``Accelerator.run_blocks``) from one bundle, the partial sums read back from the first
+    run the second run's carried input, the second configuration written as the words that
+    differ; the record names the blocks and every run's measured cycles."""
+    from sim.main import run_array
+    rec = run_array("resnet", ARCH, SIZES, 0, out_dir=tmp_path, log=lambda _m: None,
+                    progress=None, block=BLOCK)
+    assert rec["passed"] and rec["match"], rec["failures"]
+    assert (rec["channel_blocks"], rec["block"], rec["runs"]) == (2, BLOCK, 2)
+    assert rec["runs_measured"] == [rec["cycles_per_run"]] * 2 == [1750, 1750]
+    assert rec["cycles_total"] == 3500 and rec["output_words"] == 4 * 6 * 6
+    assert rec["json"].endswith("resnet-cgra_8x8-width6-height6-in_channels8-out_channels4-"
+                                "ic_unroll2-oc_unroll2.json")
+
+
+def test_negative_control_the_blocked_bundle_without_the_bias_fails(model):
+    """The same bundle with the first block's carried partial sums zero (the bias dropped):
+    every run still ends at its predicted cycle, the output differs from the golden."""
+    from compiler.pipeline import compile_channel_blocks
+    source = load_app("resnet", SIZES)
+    r = compile_channel_blocks(source, ARCH, "pnr", block=BLOCK)
+    b = r.run("bundle").bundle
+    inputs = app_inputs(source, 0)
+    golden = establish_golden(source, inputs).outputs
+    carry = {k: np.zeros_like(v) for k, v in first_carry(r.blocks, inputs).items()}
+    assert any(np.any(v) for v in first_carry(r.blocks, inputs).values())
+    res = run_bundle(b, ARCH, model=model, keep=False,
+                     arrays={"inputs": dict(inputs, **carry), "expected": golden})
+    assert [t["last_write"] for t in res["tiles"]] == [b["cycles_predicted"]] * 2
+    assert not res["passed"] and not res["match"] and res["output_mismatches"] > 0

@@ -64,6 +64,24 @@ def test_app_end_to_end(app, model):
     assert r["writes"] == b["output_writes"] >= len(b["glb_outputs"]) > 0
     assert r["error"] == 0
     assert r["cycle"] >= b["done_cycle"] > r["last_write"] >= r["first_write"]
+    assert r["clock"] == "gpi"
+
+
+def test_clock_in_c_and_the_python_clock_as_control(model, monkeypatch):
+    """The top's clock is cocotb's C (GPI) clock, so the run the host sleeps through wakes no
+    Python (docs/simulation.md "Speed"); the control, ``UBGEN_E2E_CLOCK=py`` (the Python clock
+    task, as before), reports itself as such, and both runs pass with the host's handshakes
+    taking the same clock cycles, step by step."""
+    b = bundle_of("gaussian")
+    c = run_bundle(b, ARCH, model=model)
+    monkeypatch.setenv("UBGEN_E2E_CLOCK", "py")
+    py = run_bundle(b, ARCH, model=model)
+    assert (c["clock"], py["clock"]) == ("gpi", "py")
+    assert c["passed"] and py["passed"], describe(c if not c["passed"] else py)
+    assert c["cycles_measured"] == py["cycles_measured"] == b["cycles_predicted"]
+    steps = ("configure", "load", "read back")
+    assert [c["stages"][k]["cycles"] for k in steps] == \
+        [py["stages"][k]["cycles"] for k in steps]
 
 
 def test_loop_phase_and_divider_end_to_end(model):
@@ -142,6 +160,7 @@ def test_reliability_random_axi_traffic(model):
     b = bundle_of("gaussian")
     r = run_bundle(b, ARCH, model=model, stress=7)
     assert r["passed"], describe(r)
+    assert r["clock"] == "gpi"          # the traffic during the run is clocked in C too
     s, t = r["stress"], r["stress_bursts"]
     assert s["transactions"] > 300 and s["rejected"] > 100 and s["reads_checked"] > 20, s
     assert s["running"] > 15, s
@@ -235,16 +254,20 @@ def _tiled():
     return result, inputs, interp(source.program, inputs)
 
 
-def test_tiled_app_end_to_end(model):
+@pytest.mark.parametrize("overlap", [True, False])
+def test_tiled_app_end_to_end(model, overlap):
     """Every tile loaded and read back in bursts on the AXI4 port and run over AXI4-Lite, the
     stitched whole output equal to the whole program's golden, every run in the predicted
-    cycles."""
-    import numpy as np
+    cycles: overlapped (the plan's two GLB regions; tile k + 1 loaded and tile k - 1 read back
+    during run k, SHARE = 1) and in turn (the plan's overlap turned off by the host)."""
     result, inputs, expected = _tiled()
-    b = result.bundle
+    b = copy.deepcopy(result.bundle)
     assert result.runs == 4 and len(b["tiling"]["tiles"]) == 4
+    assert b["overlap"]["overlap"] is True, b["overlap"]["why"]
+    b["overlap"]["overlap"] = overlap
     r = run_bundle(b, ARCH, model=model, arrays={"inputs": inputs, "expected": expected})
     assert r["passed"], describe(r)
+    assert r["overlap"] is overlap
     assert r["match"] and r["error"] == 0
     assert len(r["tiles"]) == 4
     assert all(t["last_write"] < b["done_cycle"] for t in r["tiles"])
@@ -262,6 +285,22 @@ def test_negative_control_tiled_wrong_golden(model):
     r = run_bundle(result.bundle, ARCH, model=model, keep=False,
                    arrays={"inputs": inputs, "expected": bad})
     assert not r["passed"] and not r["match"], r["failures"]
+
+
+def test_negative_control_tiled_overlap_into_the_running_region(model):
+    """Overlapped, with the plan's two regions collapsed into one (every bank's delta 0): tile
+    k + 1's inputs are written into the words run k is still reading, and the stitched output
+    must differ from the golden (while every run still ends at the predicted cycle)."""
+    result, inputs, expected = _tiled()
+    b = copy.deepcopy(result.bundle)
+    ov = b["overlap"]
+    ov["delta"] = {k: 0 for k in ov["delta"]}
+    ov["registers"] = [[a, v0, v0] for a, v0, _v1 in ov["registers"]]
+    r = run_bundle(b, ARCH, model=model, keep=False,
+                   arrays={"inputs": inputs, "expected": expected})
+    assert r["overlap"] is True and r["error"] == 0
+    assert {t["last_write"] for t in r["tiles"]} == {b["cycles_predicted"]}
+    assert not r["passed"] and not r["match"] and r["output_mismatches"] > 0, r["failures"]
 
 
 # --- the sweep's sim stage: a design-space point confirmed on the RTL (make regress runs it for

@@ -106,18 +106,23 @@ def test_twice_the_pixels_about_twice_the_data_energy(control):
 
 # --- an unused tile's parts at gate level (docs/energy.md "An unused tile") ------------------
 
-def _random_tb(ports: dict, top: str, noise: set[str], cycles: int = 200) -> str:
+def _random_tb(ports: dict, top: str, noise: set[str], cycles: int = 200,
+               rise: tuple[str, ...] = ()) -> str:
     """A testbench for the gate-level ``top``: its inputs from the plusarg file ``cfg`` (one hex
-    value per input port that is not a ``noise`` port, in port order) held from reset on, except the ``noise`` ports, which
-    take new random values every cycle (unless ``+quiet=1``: then 0); ``cycles`` cycles are
-    counted after three settling ones."""
+    value per input port that is not a ``noise`` port, in port order) held from reset on, except
+    the ``noise`` ports, which take new random values every cycle (unless ``+quiet=1``: then 0),
+    and the ``rise`` ports, which are 0 until two cycles into the counted window and then take
+    their held value (``run`` rising at ``START``, as in an application's run); ``cycles``
+    cycles are counted after three settling ones."""
     ins = [p for p, d in ports.items() if d["direction"] == "input" and p not in ("clk", "rst")]
     decl = [f"  reg [{len(ports[p]['bits']) - 1}:0] {p} = 0;" for p in ins]
     conns = [".clk(clk)", ".rst(rst)", ".energy_clk(clk)", ".energy_en(en)"] + \
         [f".{p}({p if p in ins else ''})" for p in ports if p not in ("clk", "rst")]
     rand = [f"      {p} = quiet ? 0 : {{{(len(ports[p]['bits']) + 31) // 32}{{$random}}}};"
             for p in ins if p in noise]
-    hold = [f"    {p} = v[{i}];" for i, p in enumerate(q for q in ins if q not in noise)]
+    held = [q for q in ins if q not in noise]
+    hold = [f"    {p} = v[{i}];" for i, p in enumerate(held) if p not in rise]
+    late = [f"      if (i == 5) {p} = v[{held.index(p)}];" for p in rise]
     return "\n".join([
         "`timescale 1ns/1ps", "module tb;", "  reg clk = 0, rst = 1, en = 0;",
         "  always #5 clk = ~clk;", *decl, f"  reg [31:0] v [0:{len(ins)}];",
@@ -126,14 +131,16 @@ def _random_tb(ports: dict, top: str, noise: set[str], cycles: int = 200) -> str
         '    if (!$value$plusargs("quiet=%d", quiet)) quiet = 0;', *hold,
         "    repeat (3) @(negedge clk); rst = 0;",
         f"    for (i = 0; i < {cycles + 3}; i = i + 1) begin", *rand,
-        "      if (i == 3) en = 1;", "      @(negedge clk);", "    end",
+        "      if (i == 3) en = 1;", *late, "      @(negedge clk);", "    end",
         "    en = 0; @(negedge clk); $finish;", "  end", "endmodule", ""])
 
 
-def _gate_block(component, top: str, work, noise: set[str], hops=()):
+def _gate_block(component, top: str, work, noise: set[str], hops=(), rise=()):
     """``component`` mapped to gates with its switching counted (its inputs entering from
-    outside, as a tile's do; ``hops``: output ports counted as routing hops): a function of
-    the held input values ``{port: value}`` returning the run's summed counts."""
+    outside, as a tile's do; ``hops``: output ports counted as routing hops; ``rise``: ports
+    that rise inside the window, :func:`_random_tb`): a function of the held input values
+    ``{port: value}`` returning the run's summed counts, and under ``"by_module"`` the
+    modules that switched (driven-net toggles and input loads, docs/energy.md)."""
     import subprocess
     from amaranth.back import verilog
     from sim.energy.gates import emit_verilog, parse_counts, synthesize
@@ -144,7 +151,7 @@ def _gate_block(component, top: str, work, noise: set[str], hops=()):
     ports = netlist["modules"][top]["ports"]
     files, infos = emit_verilog(netlist, top, work / "gl", tiles={top},
                                 hop_ports={top: set(hops)})
-    (work / "tb.v").write_text(_random_tb(ports, top, noise))
+    (work / "tb.v").write_text(_random_tb(ports, top, noise, rise=tuple(rise)))
     model = build_model(name=f"energy_unit_{top}", sources=[*files, work / "tb.v"], top="tb",
                         timing=True, opt="-O0")
     held = [p for p, d in ports.items() if d["direction"] == "input"
@@ -155,8 +162,12 @@ def _gate_block(component, top: str, work, noise: set[str], hops=()):
         f.write_text("".join(f"{values.get(p, 0):x}\n" for p in held) or "0\n")
         out = subprocess.run([str(model.binary), f"+cfg={f}", f"+quiet={int(quiet)}"],
                              capture_output=True, text=True, check=True).stdout
-        mods = parse_counts(out)["modules"].values()
-        return {k: sum(m[k] for m in mods) for k in ("tdrv", "tfan", "tin", "thop", "cycles")}
+        mods = parse_counts(out)["modules"]
+        sums = {k: sum(m[k] for m in mods.values())
+                for k in ("tdrv", "tfan", "tin", "thop", "cycles")}
+        sums["by_module"] = {path: (m["tdrv"], m["tfan"] - m["tin"], m["tin"])
+                             for path, m in mods.items() if m["tdrv"] or m["tfan"]}
+        return sums
     return run
 
 
@@ -196,23 +207,38 @@ def test_unrouted_switch_box_outputs_pass_nothing_on(kind, tmp_path):
     assert forwarding["thop"] > 0, forwarding
 
 
+# per tile kind, the register whose value makes the tile take part in a run (the gate of its
+# ``run``, docs/energy.md "An unused tile"): a PE whose op keeps state, a configured controller
+_TAKES_PART = {"pe": ("op", 29), "io": ("glb2f_dim", 1), "mem": ("in2agg_0_dim", 1)}
+
+
 @pytest.mark.parametrize("kind", ["pe", "io", "mem"])
-def test_an_unused_tile_switches_nothing_while_running(kind, tmp_path):
+def test_an_unused_tile_switches_nothing_when_run_rises(kind, tmp_path):
     """A whole tile as the array instantiates it (``PackedTile``), configuration at reset,
-    ``run`` high, every incoming track quiet (as next to any traffic now: no tile passes data
-    on an output no route uses): 200 cycles switch no net. Negative control: random incoming
-    tracks (a neighbour forwarding, as with the first RTL's select reset 0) do switch nets of
-    the tile."""
+    every incoming track quiet (as next to any traffic now: no tile passes data on an output
+    no route uses), ``run`` rising two cycles into the 200 counted ones (as at ``START``): no
+    net inside the tile switches; only ``run``'s own wire loads the tile's input gates (``tin``,
+    interconnect), which shows the edge did arrive in the window. Negative controls: the same
+    tile with the register that makes it take part in a run written (a PE's op COUNTER, one
+    controller's ``dim``) switches when ``run`` rises; random incoming tracks (a neighbour
+    forwarding, as with the first RTL's select reset 0) switch nets of the unused tile."""
     from ubgen.arch import load_arch
     from ubgen.array.layout import ArrayLayout
     from ubgen.array.tile import PackedTile
+    from ubgen.pe.ops import PEOp
     arch = load_arch("cgra_4x4")
     lay = ArrayLayout(arch)
-    spec = lay.specs[kind]
+    spec, core = lay.specs[kind], lay.cores[kind](arch)
+    reg, value = _TAKES_PART[kind]
+    assert kind != "pe" or value == PEOp.COUNTER
+    offset = {r.name: r.offset for r in core.regmap.registers}[reg]
     tracks = {f"sb{w}_in" for w in spec.widths}
-    run = _gate_block(PackedTile(spec, lay.cores[kind](arch)), f"tile_{kind}", tmp_path,
-                      noise=tracks)
+    run = _gate_block(PackedTile(spec, core), f"tile_{kind}", tmp_path, noise=tracks,
+                      rise=("run",))
     idle = run({"run": 1}, quiet=True)
-    assert idle["cycles"] >= 200 and idle["tdrv"] == 0 and idle["tfan"] == 0, idle
+    assert idle["cycles"] >= 200 and idle["tin"] > 0, idle
+    assert idle["tdrv"] == 0 and idle["tfan"] == idle["tin"], idle
+    used = run({"run": 1, "cfg__we": 1, "cfg__addr": offset, "cfg__wdata": value}, quiet=True)
+    assert used["tdrv"] > 0, used
     traffic = run({"run": 1})
     assert traffic["tin"] > 0 and traffic["tdrv"] > 0, traffic

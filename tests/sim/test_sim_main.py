@@ -47,3 +47,29 @@ def test_help_names_both_levels(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "--level" in out and "the smallest shipped array APP fits and routes on" in out
     assert "build/sim/<app>-<arch>.json" in out
+
+
+def test_make_sim_falls_back_to_channel_blocks_when_no_output_tile_fits(monkeypatch):
+    """``sim.main._compile``: a layer that declares channel blocks is compiled as runs of them
+    when the whole program and its output tiles do not fit (here made to refuse); an app
+    without the declaration keeps the one-line refusal."""
+    import pytest
+    import compiler.pipeline as pipeline
+    from compiler.tiling.region import TilingError
+    from sim.main import _compile
+
+    real = pipeline.compile_fitting
+
+    def refuse(app, *a, **k):            # the whole app refuses; a block Program compiles
+        if isinstance(app, str):
+            raise TilingError(f"{app}: no tile shape fits cgra_8x8")
+        return real(app, *a, **k)
+    monkeypatch.setattr(pipeline, "compile_fitting", refuse)
+    said: list[str] = []
+    sizes = dict(width=6, height=6, in_channels=8, out_channels=4, ic_unroll=2, oc_unroll=2)
+    result, _s = _compile("resnet", "cgra_8x8", sizes, 0, said.append)
+    assert (result.blocks.runs, result.blocks.block, result.runs) == (2, 4, 2)
+    assert said[0] == "resnet: no tile shape fits cgra_8x8: trying channel blocks"
+    assert said[-1] == "channel blocks: 2 runs of 4 in_channels; 1750 cycles per run, 3500 in all"
+    with pytest.raises(TilingError, match="^gaussian: no tile shape fits cgra_8x8$"):
+        _compile("gaussian", "cgra_8x8", {}, 0, said.append)

@@ -130,3 +130,75 @@ def test_host_rows_with_byte_enables():
             assert ctx.get(dut.io_1.rdata) == ref[GLB.bank_words + w], w
 
     run_testbench(dut, bench)
+
+
+def test_shared_while_running_takes_only_the_free_port():
+    """``share`` = 1: while running, a host write is taken in a cycle no IO tile writes its
+    bank and a host read in a cycle none reads it; a collision is refused (``host_wok`` /
+    ``host_rok`` = 0) and changes nothing, the IO access winning. ``share`` = 0: refused."""
+    dut = GlobalBuffer(GLB, io_columns=[0, 1])        # column c uses bank c
+
+    async def bench(ctx):
+        await host_write(ctx, dut, 3, 0x0303)           # bank 0, read by column 0
+        await host_write(ctx, dut, GLB.bank_words + 9, 0x0909)
+        ctx.set(dut.run, 1)
+        # not shared: nothing is taken
+        ctx.set(dut.host.addr, 1)                       # row 1 of bank 0: words 4..7
+        assert (ctx.get(dut.host_wok), ctx.get(dut.host_rok)) == (0, 0)
+        ctx.set(dut.share, 1)
+        # column 0 reads word 3 of bank 0 while the host writes row 1 of bank 0: both taken
+        ctx.set(dut.io_0.addr, 3)
+        ctx.set(dut.io_0.re, 1)
+        assert (ctx.get(dut.host_wok), ctx.get(dut.host_rok)) == (1, 0)
+        ctx.set(dut.host.wdata, 0x4444_5555_6666_7777)
+        ctx.set(dut.host.be, 0xFF)
+        ctx.set(dut.host.we, 1)
+        await ctx.tick()
+        ctx.set(dut.host.we, 0)
+        ctx.set(dut.io_0.re, 0)
+        assert ctx.get(dut.io_0.rdata) == 0x0303
+        # column 1 writes bank 1 while the host would write there: refused, the IO write lands
+        ctx.set(dut.io_1.addr, 9)
+        ctx.set(dut.io_1.wdata, 0xAAAA)
+        ctx.set(dut.io_1.we, 1)
+        ctx.set(dut.host.addr, (GLB.bank_words + 8) // 4)
+        assert (ctx.get(dut.host_wok), ctx.get(dut.host_rok)) == (0, 1)
+        ctx.set(dut.host.re, 1)                         # the read port is free: a read works
+        await ctx.tick()
+        ctx.set(dut.io_1.we, 0)
+        ctx.set(dut.host.re, 0)
+        assert (ctx.get(dut.host.rdata) >> 16) & 0xFFFF == 0x0909   # the row before the write
+        assert ctx.get(dut.error) == 0
+        ctx.set(dut.run, 0)
+        await ctx.tick()
+        assert await host_read(ctx, dut, 4) == 0x7777
+        assert await host_read(ctx, dut, 7) == 0x4444
+        assert await host_read(ctx, dut, GLB.bank_words + 9) == 0xAAAA
+
+    run_testbench(dut, bench)
+
+
+def test_shared_host_write_never_overrides_an_io_write():
+    """A host write offered (``host.we`` = 1) in the cycle the bank's IO tile writes must not
+    land, whatever ``host_wok`` says: the IO word stays."""
+    dut = GlobalBuffer(GLB, io_columns=[0, 1])
+
+    async def bench(ctx):
+        ctx.set(dut.run, 1)
+        ctx.set(dut.share, 1)
+        ctx.set(dut.io_0.addr, 5)
+        ctx.set(dut.io_0.wdata, 0xBEEF)
+        ctx.set(dut.io_0.we, 1)
+        ctx.set(dut.host.addr, 1)                       # words 4..7 of bank 0
+        ctx.set(dut.host.wdata, 0x1111_2222_3333_4444)
+        ctx.set(dut.host.be, 0xFF)
+        ctx.set(dut.host.we, 1)
+        await ctx.tick()
+        ctx.set(dut.io_0.we, 0)
+        ctx.set(dut.host.we, 0)
+        ctx.set(dut.run, 0)
+        await ctx.tick()
+        assert await host_read(ctx, dut, 5) == 0xBEEF
+        assert await host_read(ctx, dut, 4) != 0x4444
+
+    run_testbench(dut, bench)

@@ -87,3 +87,32 @@ def test_controllers_have_no_multipliers(tmp_path):
     for name, stat in stats.items():
         assert "$alu" in stat, f"{name}: no adders at all? {stat}"
         assert not re.search(r"\$(mul|macc)", stat), f"{name} has a multiplier:\n{stat}"
+
+
+@pytest.mark.parametrize("enable", [0, 1])
+def test_cycle_counter_enable_keeps_run_from_an_idle_block(enable):
+    """``CycleCounter.enable`` low (nothing scheduled in the block): ``run`` rising and falling
+    and ``stall`` toggling leave ``restart`` at 1, ``tick`` at 0 and the count at 0
+    (docs/energy.md "An unused tile"). Negative control, ``enable`` high: ``tick`` = ``run &
+    ~stall``, ``restart`` = ``~run`` and the count counts the unstalled running cycles."""
+    from tests.gateware import run_testbench
+    from ubgen.pub.control import CycleCounter
+    dut = CycleCounter(8)
+    seen = []
+    runs = [0, 0, 1, 1, 1, 1, 1, 0, 1, 1]
+    stalls = [0, 1, 0, 1, 0, 0, 0, 0, 1, 0]
+
+    async def bench(ctx):
+        ctx.set(dut.enable, enable)
+        for r, s in zip(runs, stalls):
+            ctx.set(dut.run, r)
+            ctx.set(dut.stall, s)
+            seen.append((ctx.get(dut.restart), ctx.get(dut.tick), ctx.get(dut.count)))
+            await ctx.tick()
+
+    run_testbench(dut, bench)
+    if not enable:
+        assert seen == [(1, 0, 0)] * len(runs)
+    else:
+        assert seen == [(1, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (0, 1, 1), (0, 1, 2),
+                        (0, 1, 3), (1, 0, 4), (0, 0, 0), (0, 1, 0)]

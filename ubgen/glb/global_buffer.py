@@ -11,7 +11,12 @@ enables, so the host moves four words per cycle.
 
 Priority rules: while ``run`` is 1 each bank belongs to its IO tiles and host accesses are
 ignored (the top answers them with SLVERR); while ``run`` is 0 the host owns every bank and IO
-requests are ignored. The IO tiles sharing a bank share it by schedule (as the PUB's SRAM is
+requests are ignored. With ``share`` = 1 (the top's ``SHARE`` register) a running bank lends
+the host the port its IO tiles leave free in that cycle: a host write is taken when no IO tile
+writes the bank in that cycle, a host read when none reads it (``host_wok`` / ``host_rok`` say
+so for the host's current address; the top refuses the access otherwise). So the host can
+load the next data tile into words a run does not read and read back words it no longer
+writes (docs/top.md "Sharing the global buffer"). The IO tiles sharing a bank share it by schedule (as the PUB's SRAM is
 shared): two of them accessing the bank in the same cycle is a compiler bug; the lowest column
 wins and the sticky ``error`` flag rises (cleared while ``run`` is 0).
 
@@ -20,7 +25,7 @@ Read timing (both sides): ``re`` with ``addr`` in cycle *n* gives ``rdata`` in c
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -60,7 +65,8 @@ class GlobalBuffer(wiring.Component):
         self.glb = glb
         self.io_columns = list(io_columns)
         aw = bank_addr_width(glb)
-        members = {"run": In(1), "error": Out(1), "host": In(host_port_signature(glb))}
+        members = {"run": In(1), "share": In(1), "error": Out(1), "host_wok": Out(1),
+                   "host_rok": Out(1), "host": In(host_port_signature(glb))}
         for c in self.io_columns:
             members[f"io_{c}"] = In(glb_port_signature(aw))
         super().__init__(members)
@@ -80,6 +86,7 @@ class GlobalBuffer(wiring.Component):
         host_rbank = Signal.like(host_bank) if host_bank is not None else None
         conflicts = []
         host_rdata = {}
+        io_we, io_re = [], []
         for b in range(g.banks):
             mem = m.submodules[f"bank{b}"] = Memory(shape=ROW_WIDTH, depth=rows, init=[])
             rd, wr = mem.read_port(), mem.write_port(granularity=8)
@@ -99,6 +106,17 @@ class GlobalBuffer(wiring.Component):
                 if len(ports) > 1:
                     active = Cat(p.re | p.we for p in ports)
                     conflicts.append((active & (active - 1)).any())
+                # shared: the host takes the port no IO tile of the bank uses in this cycle
+                sel = host_bank == b if host_bank is not None else 1
+                busy_w = Cat(p.we for p in ports).any() if ports else Const(0)
+                busy_r = Cat(p.re for p in ports).any() if ports else Const(0)
+                io_we.append(busy_w)
+                io_re.append(busy_r)
+                with m.If(self.share & self.host.we & sel & ~busy_w):
+                    m.d.comb += [wr.addr.eq(host_row), wr.data.eq(self.host.wdata),
+                                 wr.en.eq(self.host.be)]
+                with m.If(self.share & self.host.re & sel & ~busy_r):
+                    m.d.comb += [rd.addr.eq(host_row), rd.en.eq(1)]
             with m.Else():
                 sel = host_bank == b if host_bank is not None else 1
                 m.d.comb += [rd.addr.eq(host_row), rd.en.eq(self.host.re & sel),
@@ -110,6 +128,15 @@ class GlobalBuffer(wiring.Component):
             for p in ports:
                 m.d.comb += p.rdata.eq(rd.data.word_select(lane_q, WORD_WIDTH))
             host_rdata[b] = rd.data
+        # may the host's current access be taken (always while stopped; shared: its port free)
+        with m.If(~self.run):
+            m.d.comb += [self.host_wok.eq(1), self.host_rok.eq(1)]
+        with m.Elif(self.share):
+            if host_bank is not None:
+                m.d.comb += [self.host_wok.eq(~Cat(*io_we).bit_select(host_bank, 1)),
+                             self.host_rok.eq(~Cat(*io_re).bit_select(host_bank, 1))]
+            else:
+                m.d.comb += [self.host_wok.eq(~io_we[0]), self.host_rok.eq(~io_re[0])]
         # host read data: the bank read in the previous cycle
         if host_rbank is not None:
             with m.If(self.host.re):

@@ -15,7 +15,8 @@ Two streams, each one :class:`~ubgen.controller_rtl.Controller` with one address
 
 The core's controllers restart while ``run`` is 0 and tick on every cycle with ``run`` and not
 ``stall`` (the :class:`~ubgen.pub.control.CycleCounter`'s timing, without a count: nothing reads
-an IO core's cycle count), in lockstep with every MEM tile. Both streams share the tile's
+an IO core's cycle count), in lockstep with every MEM tile; a core with neither stream
+configured (both ``dim`` 0) does not see ``run``: it stays restarted. Both streams share the tile's
 single GLB port: firing both in one cycle is a schedule error; the write wins and the sticky ``error`` output
 rises (cleared while ``run`` is 0).
 """
@@ -30,7 +31,7 @@ from ..config import ConfigRegisters
 from ..array.tilespec import TILE_ADDR_WIDTH
 from ..core import core_members
 from ..glb.global_buffer import bank_addr_width, glb_port_signature
-from ..pub.control import CycleCounter, add_controllers
+from ..pub.control import CycleCounter, add_controllers, controllers_scheduled
 from ..regmap import RegisterMap
 from .spec import F2GLB_LATENCY, GLB2F_LATENCY, IO_PORTS, io_layouts, io_regmap
 
@@ -60,13 +61,15 @@ class IOCore(wiring.Component):
         f = regs.fields
 
         # run/stall timing only: nothing reads an IO core's cycle count (the array's own
-        # counter is the host's CYCLE), so it has none to switch (docs/energy.md)
+        # counter is the host's CYCLE), so it has none to switch; a core with neither stream
+        # configured does not see ``run`` at all (docs/energy.md "An unused tile")
         counter = m.submodules.counter = CycleCounter(0)
         m.d.comb += [counter.run.eq(self.run), counter.stall.eq(self.stall)]
-        tick = counter.tick
+        tick, restart = counter.tick, counter.restart
 
         ctl, _ = add_controllers(m, self.layouts, f, counter)
         rd, wr = ctl["glb2f"], ctl["f2glb"]
+        m.d.comb += counter.enable.eq(controllers_scheduled(ctl))
 
         # one GLB port: the write stream wins a (mis-scheduled) collision
         m.d.comb += [
@@ -75,7 +78,7 @@ class IOCore(wiring.Component):
             self.glb.addr.eq(Mux(wr.fire, wr.addr("addr"), rd.addr("addr"))),
             self.glb.wdata.eq(Mux(f["f2glb_bit"], self.in_f2io_1, self.in_f2io_16)),
         ]
-        with m.If(~self.run):
+        with m.If(restart):
             m.d.sync += self.error.eq(0)
         with m.Elif(rd.fire & wr.fire):
             m.d.sync += self.error.eq(1)
@@ -85,7 +88,7 @@ class IOCore(wiring.Component):
         valid = Signal()            # a fire happened in the previous unstalled cycle
         held = Signal(WORD_WIDTH)
         m.d.sync += fresh.eq(self.glb.re)
-        with m.If(~self.run):
+        with m.If(restart):
             m.d.sync += valid.eq(0)
         with m.Elif(tick):
             m.d.sync += valid.eq(rd.fire)

@@ -32,6 +32,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..arch import Arch, MemParams, PUBParams
 from ..config import config_bus_signature
+from ..pub.control import CycleCounter
 from ..pub.pub import PhysicalUnifiedBuffer
 from .register_file import MemRegisterFile
 from .spec import RF_CONTEXT_INPUT, mem_ports, mem_regmap, rf_base, rf_ports
@@ -64,8 +65,12 @@ class MemCore(wiring.Component):
         prm = self.params
         m.d.comb += pub.lend_en.eq(rf.enabled)
         if rf.contexts:       # the register file's own controllers count the PUB's cycles
-            m.d.comb += [rf.tick.eq(self.run & ~self.stall), rf.restart.eq(~self.run),
-                         rf.cycle.eq(pub.cycle_count)]
+            # and see ``run`` only in register-file mode, the only one they fire in
+            # (docs/energy.md "An unused tile")
+            timing = m.submodules.rf_timing = CycleCounter(0)
+            m.d.comb += [timing.run.eq(self.run), timing.stall.eq(self.stall),
+                         timing.enable.eq(rf.enabled), rf.tick.eq(timing.tick),
+                         rf.restart.eq(timing.restart), rf.cycle.eq(pub.cycle_count)]
             for p in range(prm.input_ports):
                 m.d.comb += rf.data_in_c1[p].eq(getattr(self, f"in_{RF_CONTEXT_INPUT}{p}"))
         for port in borrowed:

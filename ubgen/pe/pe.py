@@ -22,6 +22,7 @@ from ..arch import Arch
 from ..config import ConfigRegisters
 from ..array.tilespec import TILE_ADDR_WIDTH
 from ..core import core_members
+from ..pub.control import CycleCounter
 from ..regmap import RegisterMap
 from .alu import ALU
 from .spec import BIT_INPUTS, PE_PORTS, pe_regmap
@@ -75,12 +76,19 @@ class PE(wiring.Component):
         for i, name in enumerate(BIT_INPUTS):
             m.d.comb += alu.bits[i].eq(operand(name))
 
+        # ``run`` matters only to the ops with state (COUNTER, STEP): any other PE, used or
+        # not, does not see it, so ``run`` rising switches nothing in it (docs/energy.md "An
+        # unused tile")
+        m.submodules.timing = timing = CycleCounter(0)
+        m.d.comb += [timing.run.eq(self.run), timing.stall.eq(self.stall),
+                     timing.enable.eq((f["op"] == PEOp.COUNTER) | (f["op"] == PEOp.STEP))]
+
         # COUNTER state (ubgen.pe.ops): advances on unstalled running cycles with bit0 set.
         count = Signal(WORD_BITS)
         m.d.comb += alu.count.eq(count)
-        with m.If(~self.run):
+        with m.If(timing.restart):
             m.d.sync += count.eq(0)
-        with m.Elif(~self.stall & (f["op"] == PEOp.COUNTER) & alu.bits[0]):
+        with m.Elif(timing.tick & (f["op"] == PEOp.COUNTER) & alu.bits[0]):
             m.d.sync += count.eq(Mux(alu.res_p, 0, count + 1))
 
         if self.output_register:
@@ -90,7 +98,7 @@ class PE(wiring.Component):
             with m.If(~self.stall):
                 m.d.sync += [res_q.eq(alu.res), res_p_q.eq(alu.res_p)]
             if PEOp.STEP not in self.without:
-                with m.If(~self.run & (f["op"] == PEOp.STEP)):   # STEP: the state's reset
+                with m.If(timing.restart & (f["op"] == PEOp.STEP)):   # STEP: the state's reset
                     m.d.sync += [res_q.eq(alu.c), res_p_q.eq(alu.c == 0)]
             with m.If(f["out_reg"]):
                 m.d.comb += [self.out_res.eq(res_q), self.out_res_p.eq(res_p_q)]

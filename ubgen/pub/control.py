@@ -3,7 +3,8 @@
 * :class:`CycleCounter`: the unstalled-cycle counter (docs/design.md §4, thesis §6.3 "static
   timing": a global clock that counts unstalled cycles after start): its ``tick`` and
   ``restart`` drive every controller (whose schedule generators count the same unstalled cycles
-  down) and its count is the block's ``cycle_count``;
+  down) and its count is the block's ``cycle_count``; its ``enable`` keeps ``run`` from a block
+  that has nothing scheduled (:func:`controllers_scheduled`);
 * :class:`BlockConfig`: the configuration bus of one block: the read/write registers of its
   :class:`~ubgen.regmap.RegisterMap` (through :class:`~ubgen.config.ConfigRegisters`), read-only
   status registers, write-1-to-clear strobes and the decode of one storage window;
@@ -12,7 +13,7 @@
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal, Mux
+from amaranth.hdl import Cat, Module, Signal, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -26,14 +27,15 @@ class CycleCounter(wiring.Component):
     """Counts unstalled cycles while ``run`` is high.
 
     While ``run`` is low the count is 0 and ``restart`` is high (controllers return to their first
-    fire); while ``run`` is high the count increments at the end of every cycle with ``stall`` low
-    and ``enable`` high, and ``tick`` (= ``run & ~stall``) tells the controllers and datapath that
-    the cycle counts.
+    fire); while ``run`` is high the count increments at the end of every cycle with ``stall`` low,
+    and ``tick`` (= ``run & ~stall``) tells the controllers and datapath that the cycle counts.
 
-    ``enable`` (default 1): a block that has nothing scheduled (no configured controller) holds
-    its count at 0 instead of switching a counter nobody needs (docs/energy.md "An unused
-    tile"); ``tick`` and ``restart`` do not depend on it. ``width`` 0: no count at all, only
-    ``tick`` and ``restart`` (a block whose count nothing reads).
+    ``enable`` (default 1) gates ``run``: a block whose configuration schedules nothing in it
+    (no configured controller, no state to keep) sees ``run`` low throughout, so its count
+    holds 0, ``restart`` stays high and ``tick`` low, and the array's ``run`` rising at
+    ``START`` switches nothing behind this counter (docs/energy.md "An unused tile"). A block
+    with something scheduled sees ``run`` itself. ``width`` 0: no count at all, only ``tick``
+    and ``restart`` (a block whose count nothing reads).
     """
 
     def __init__(self, width: int):
@@ -42,13 +44,21 @@ class CycleCounter(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.d.comb += [self.tick.eq(self.run & ~self.stall), self.restart.eq(~self.run)]
-        if len(self.count):
-            with m.If(~self.run):
+        live = Signal()
+        m.d.comb += [live.eq(self.run & self.enable),
+                     self.tick.eq(live & ~self.stall), self.restart.eq(~live)]
+        if len(self.count):     # written over restart/tick: ABC maps it to 93 gates (not 114)
+            with m.If(self.restart):
                 m.d.sync += self.count.eq(0)
-            with m.Elif(~self.stall & self.enable):
+            with m.Elif(self.tick):
                 m.d.sync += self.count.eq(self.count + 1)
         return m
+
+
+def controllers_scheduled(ctl: dict):
+    """High when any of the controllers ``ctl`` (name -> :class:`~ubgen.controller_rtl.
+    Controller`) is configured: a ``dim`` of 0 is done from its restart on and never fires."""
+    return Cat(c.dim != 0 for c in ctl.values()).any()
 
 
 class BlockConfig(wiring.Component):

@@ -37,7 +37,7 @@ unstalled cycle c reads word address ``data_in[0]``; ``data_out[0]`` shows it wi
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal, Mux
+from amaranth.hdl import Module, Signal, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -45,7 +45,7 @@ from ..arch import PUBParams
 from ..regmap import CONFIG_DATA_WIDTH
 from .aggregator import Aggregator
 from .control import (BlockConfig, CycleCounter, add_controllers, chain_output,
-                      connect_config, tile_match)
+                      connect_config, controllers_scheduled, tile_match)
 from .spec import PUB_STATUS, pub_layouts, pub_regmap
 from .sram import SRAMPort, WideSRAM
 from .transpose_buffer import TransposeBuffer
@@ -106,10 +106,11 @@ class PhysicalUnifiedBuffer(wiring.Component):
         ub_mode = cfg.fields["mode"] == 0
         active = ub_mode & ~self.lend_en if self.lend else ub_mode
         ctl, fire = add_controllers(m, self.layouts, cfg.fields, counter, enable=active)
-        # the count is the host's view of a run the PUB takes part in: with no controller
-        # configured (every dim 0: done from the start) in UB mode and not lent, nothing can
-        # happen in the PUB, so it holds 0 (docs/energy.md "An unused tile")
-        scheduled = Cat(c.dim != 0 for c in ctl.values()).any() | ~ub_mode
+        # with no controller configured (every dim 0: done from the start) in UB mode and not
+        # lent, nothing can happen in the PUB: it does not see ``run`` (its count holds 0, its
+        # controllers stay at their restart), so ``run`` rising switches nothing in it
+        # (docs/energy.md "An unused tile")
+        scheduled = controllers_scheduled(ctl) | ~ub_mode
         m.d.comb += counter.enable.eq(scheduled | self.lend_en if self.lend else scheduled)
         for name in self.lend:
             m.d.comb += getattr(self, f"{name}_fire").eq(ctl[name].fire & self.lend_en)

@@ -9,7 +9,8 @@ Ports: ``clk``, ``rst``, the AXI4-Lite slave ``s_axil_*`` (32-bit data) and the 
   ``DONE``, ``CYCLE``, ``ERROR``, ``DONE_CYCLE``, ``INFO``) and the performance counters
   ``FIRST_WRITE``, ``LAST_WRITE``, ``WRITES`` (:mod:`.counters`);
 * ``0x1000_0000 + 4*w``: global-buffer word ``w`` (16 bits, bank-major: ``w = bank *
-  bank_words + offset``); only while not running (``START`` = 0);
+  bank_words + offset``); only while not running (``START`` = 0), or with ``SHARE`` = 1 in a
+  cycle no IO tile of the bank uses that port (:class:`~ubgen.glb.global_buffer.GlobalBuffer`);
 * ``0x2000_0000 + 2*w``: the same words packed, four to a 64-bit row (the burst port moves a
   row per beat); byte strobes; only while not running;
 * ``0x8000_0000 | tile_id << 18 | reg_offset << 2``: tile configuration register (write and
@@ -145,7 +146,10 @@ class CGRATop(wiring.Component):
                   "INFO": Const(arch.array.rows | arch.array.columns << 8 | g.banks << 16 |
                                 bank_addr_width(g) << 24, 32),
                   "FIRST_WRITE": perf.first, "LAST_WRITE": perf.last, "WRITES": perf.writes}
-        writable = {"START": run, "STALL": stall, "DONE_CYCLE": target}
+        share = Signal(name="share")
+        m.d.comb += self.glb.share.eq(share)
+        values["SHARE"] = share
+        writable = {"START": run, "STALL": stall, "DONE_CYCLE": target, "SHARE": share}
         assert set(writable) == {r.name for r in CONTROL if r.access == "rw"}
         with m.If(selected):
             m.d.comb += bus.werr.eq(bus.we)
@@ -171,8 +175,9 @@ class CGRATop(wiring.Component):
         word = addr[WORD_SHIFT:REGION_SHIFT]
         row = addr[3:REGION_SHIFT]
         nrows = g.banks * g.bank_words // ROW_WORDS
-        word_ok = ~run & (word < g.banks * g.bank_words)
-        row_ok = ~run & (row < nrows)
+        # while running only with SHARE = 1 and the bank's port free (GlobalBuffer.host_wok/rok)
+        word_in, row_in = word < g.banks * g.bank_words, row < nrows
+        wok, rok = self.glb.host_wok, self.glb.host_rok
         lane = word[:(ROW_WORDS - 1).bit_length()]
         per_word = ROW_BYTES // ROW_WORDS
         lane_be = Cat(*(Cat(*([lane == i] * per_word)) for i in range(ROW_WORDS)))
@@ -180,13 +185,14 @@ class CGRATop(wiring.Component):
             m.d.comb += [host.addr.eq(word[(ROW_WORDS - 1).bit_length():][:host_row_width(g)]),
                          host.wdata.eq(Cat(*([ctx.wdata32[:WORD_WIDTH]] * ROW_WORDS))),
                          host.be.eq(lane_be)]
-            ctx.accept(words, "glb", write_ok=word_ok & ctx.whole, read_ok=word_ok)
-            m.d.comb += [host.we.eq(bus.we & word_ok & ctx.whole), host.re.eq(bus.re & word_ok)]
+            ctx.accept(words, "glb", write_ok=word_in & wok & ctx.whole, read_ok=word_in & rok)
+            m.d.comb += [host.we.eq(bus.we & word_in & wok & ctx.whole),
+                         host.re.eq(bus.re & word_in & rok)]
         with m.If(rows):
             m.d.comb += [host.addr.eq(row[:host_row_width(g)]), host.wdata.eq(bus.wdata),
                          host.be.eq(bus.wstrb)]
-            ctx.accept(rows, "rows", write_ok=row_ok, read_ok=row_ok)
-            m.d.comb += [host.we.eq(bus.we & row_ok), host.re.eq(bus.re & row_ok)]
+            ctx.accept(rows, "rows", write_ok=row_in & wok, read_ok=row_in & rok)
+            m.d.comb += [host.we.eq(bus.we & row_in & wok), host.re.eq(bus.re & row_in & rok)]
 
     def _tile_port(self, m: Module, ctx: "_Decode", selected) -> None:
         """Tile configuration: writes take effect at once, the read-back is registered in the

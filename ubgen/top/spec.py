@@ -68,6 +68,9 @@ CONTROL = [
                     "(valid when WRITES > 0; cleared by START = 1, held after the run)"),
     ControlRegister("WRITES", 9, "ro", 32, "GLB words the array wrote during the run (cleared "
                     "by START = 1, held after the run)"),
+    ControlRegister("SHARE", 10, "rw", 1, "bit 0 = share the global buffer while running: a "
+                    "host GLB access is taken when no IO tile of its bank uses that port (a "
+                    "write: none writes; a read: none reads) in that cycle, else refused"),
 ]
 
 

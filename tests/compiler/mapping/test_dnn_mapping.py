@@ -94,7 +94,9 @@ def test_srcnn_small_maps_and_checks():
     # value goes straight to its readers, nothing waits in a memory; started as early as
     # possible they wait in one memory per lane
     assert impls["in_mem"].mems == 0 and not impls["in_mem"].register_files
-    early = schedule_program(get_app("srcnn").build(**SRCNN), delay=False)
+    # (the input copy as written: split over IO tiles, compiler.passes.stream_split, its four
+    # lanes keep pace with their readers and need no memory either way)
+    early = schedule_program(get_app("srcnn").build(**SRCNN), delay=False, split=False)
     assert map_buffers({"in_mem": early.buffers["in_mem"]}, "pub")[0]["in_mem"].mems == u
 
 
@@ -102,6 +104,16 @@ def test_gemm_small_accumulator_per_column_lane():
     _res, impls, refused, _s = _map_and_check("gemm", GEMM)
     assert not refused, refused
     c = impls["c_mem"]
+    assert c.mems == GEMM["n_unroll"]
+    # lane r's memory: its initialization and its update write it, the update reads it; the
+    # drain, split per lane (compiler.passes.stream_split), takes each final value as it lands
+    assert [(p.inputs, p.outputs) for p in c.pubs] == [
+        ([f"init_{r}_st", f"update_{r}_st"], [f"update_{r}_ld8"]) for r in range(4)]
+    assert [(s.src, s.dst, s.delay) for s in c.shift_registers] == [
+        (f"update_{r}_st", f"drain_{r}_ld0", 0) for r in range(4)]
+    # the streams as written: one initialization and one drain read every lane's memory
+    plain = schedule_program(get_app("gemm").build(**GEMM), split=False)
+    c = map_buffers({"c_mem": plain.buffers["c_mem"]}, "pub")[0]["c_mem"]
     assert c.mems == GEMM["n_unroll"]
     assert all(len(p.inputs) == 2 and len(p.outputs) == 2 for p in c.pubs)
 

@@ -68,3 +68,26 @@ def test_random_matvec_sizes_run_bit_exact_on_the_netlist_model(n, m):
     need = recurrence_distances(result.scheduled.program, PARAMS)["acc_u0"]
     if m >= need:
         assert result.scheduled.optimized.completion <= _fill_bound(result.scheduled, n, m)
+
+
+def test_an_accumulator_computed_at_each_output_schedules_and_runs_bit_exact(tmp_path):
+    """``acc.compute_at(output, i)``: one word of ``acc`` per output element, reused for every
+    ``i``. The pipelined policy overlaps successive ``i``, so a value would be overwritten
+    before it is read; the scheduler falls back to the next policy of its chain (sequential),
+    says why, and the mapping holds ``acc`` in one register (a buffer of no dimension). The
+    written file (negative control) is not affected: it keeps its pipelined policy."""
+    written = Path(MATVEC).read_text()
+    src = written.replace("    w.stream_to_accelerator()",
+                          "    acc.compute_at(out, i)\n    w.stream_to_accelerator()", 1)
+    assert src != written
+    app = tmp_path / "matvec_acc_at_output.py"
+    app.write_text(src)
+    result = compile_app(str(app), ARCH, {"n": 8, "m": 8}, until="netlist")
+    sched = result.scheduled.optimized
+    assert sched.policy == "sequential"
+    assert sched.info["fallback"] == ["dnn: buffer acc: a value is overwritten before it is read"]
+    assert _live(result.scheduled)["acc"] == 1
+    check = check_result(result)
+    assert check.ok, check.summary()
+    plain = schedule_program(load_app(MATVEC, {"n": 8, "m": 8}).program, PARAMS).optimized
+    assert plain.policy == "dnn" and "fallback" not in plain.info

@@ -15,7 +15,8 @@ FAILED = dict(PASSED, app="cascade", arch="cgra_4x16", status="error", sim_passe
               cycles_measured=4110, error="sim: cycles measured 4110 != predicted 4109",
               arch_choice="arch cgra_4x16: ...; passed over: cgra_4x4: out of PE tiles")
 NOFIT = {"app": "srcnn", "status": "does-not-fit", "error": None, "seconds": {},
-         "arch_choice": "arch cgra_16x32: ...; passed over: cgra_16x32: out of MEM tiles"}
+         "arch_choice": "fits no shipped array: cgra_4x4: out of PE tiles; "
+                        "cgra_16x32: out of MEM tiles"}
 
 
 def test_table_rows_and_summary():
@@ -26,7 +27,8 @@ def test_table_rows_and_summary():
     row = next(l for l in lines if l.startswith("| cascade"))
     assert "| no |" in row and "cycles measured 4110" in row and "passed over cgra_4x4" in row
     row = next(l for l in lines if l.startswith("| srcnn"))
-    assert "| — |" in row and "fits no shipped array" in row
+    assert row.endswith("| fits no shipped array: cgra_4x4: out of PE tiles; "
+                        "cgra_16x32: out of MEM tiles |")
     assert ("3 applications, 1 passed end to end, 1 fit no shipped array, 1 failed (cascade); "
             "wall time 10.0 min; load average before/after 3.0/4.5") in text
 
@@ -49,3 +51,25 @@ def test_the_shipped_doc_has_the_markers(tmp_path):
     copy.write_text(DOC.read_text())
     write_doc("the table\n", copy)
     assert f"{BEGIN}\nthe table\n{END}" in copy.read_text()
+
+
+def _fake_arrays(monkeypatch, fits: set[str]) -> None:
+    """``evaluate`` over three shipped arrays, of which only ``fits`` hold the point."""
+    import compiler.pipeline
+    import compiler.sweep.point as point
+    monkeypatch.setattr(compiler.pipeline, "shipped_arrays", lambda: ["a2", "a4", "a8"])
+    monkeypatch.setattr(point, "_evaluate_on", lambda app, params, stages, name: {
+        "arch": name, "status": "ok" if name in fits else "does-not-fit",
+        "out_of": [] if name in fits else [f"tiles of {name}"]})
+
+
+def test_the_arch_choice_names_the_array_or_that_none_fits(monkeypatch):
+    from compiler.sweep.point import evaluate_point as evaluate
+    _fake_arrays(monkeypatch, {"a4", "a8"})
+    assert evaluate("x", {}, ("map",))["arch_choice"] == (
+        "arch a4: the smallest shipped array the point fits; passed over: a2: out of tiles of a2")
+    _fake_arrays(monkeypatch, set())          # negative control: nothing fits
+    r = evaluate("x", {}, ("map",))
+    assert r["status"] == "does-not-fit"
+    assert r["arch_choice"] == ("fits no shipped array: a2: out of tiles of a2; "
+                                "a4: out of tiles of a4; a8: out of tiles of a8")

@@ -184,16 +184,24 @@ DRIVER = dict(width=2, height=2, in_channels=8, out_channels=1, ic_unroll=1, oc_
 
 def test_the_driver_compiles_the_largest_block_that_fits_and_reports_it():
     """resnet with 8 input channels (590 cycles in one run) on cgra_4x4 under a 9-bit counter
-    (511): blocks of 4 (302 cycles) fit, 2 runs. The bundle of a blocked layer is refused in
-    one line (the host runs its blocks one by one)."""
-    from compiler.pipeline import FitError, compile_channel_blocks
+    (511): blocks of 4 (302 cycles) fit, 2 runs. The bundle of the blocked layer holds both
+    configurations (the same cycles; bitstreams that differ in the drain's constants only)
+    and the channel range of every run (sim/host.py's ``run_blocks`` runs it)."""
+    from compiler.pipeline import compile_channel_blocks
     result = compile_channel_blocks(load_app("resnet", DRIVER), _narrow(9))
     assert result.blocks.block == 4 and result.runs == 2 and result.tiling is None
     rep = result.report
     assert rep["channel_blocks"] == 2 and rep["cycles_total"] == 2 * rep["cycles_predicted"]
     assert 0 < rep["cycles_predicted"] <= 511
-    with pytest.raises(FitError, match="channel blocks is not built"):
-        result.run("bundle")
+    b = result.run("bundle").bundle
+    assert b["blocks"]["ranges"] == [[0, 4], [4, 8]] and b["blocks"]["carry"] == ["psum",
+                                                                                 "output"]
+    first, last = b["configs"]
+    assert first["cycles_predicted"] == last["cycles_predicted"] == rep["cycles_predicted"]
+    assert first["bitstream"] == b["bitstream"]
+    differ = [x for x, y in zip(first["bitstream"], last["bitstream"]) if x != y]
+    assert len(first["bitstream"]) == len(last["bitstream"])
+    assert len(differ) == 1              # the one drain PE's constant (oc_unroll = 1)
 
 
 def test_a_block_past_the_counter_is_tiled_over_outputs_too():
