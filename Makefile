@@ -21,9 +21,11 @@ help:
 	@echo "                        cgra_top in Verilator (data in AXI4 bursts), check it bit-exactly and"
 	@echo "                        its cycles (WAVES=1: FST waveform; docs/simulation.md); without"
 	@echo "                        ARCH, the smallest shipped array the app fits and routes on;"
-	@echo "                        ENERGY=1: also its energy from gate-level switching"
-	@echo "                        (docs/energy.md); BLOCK=N: a layer as channel blocks of N"
-	@echo "                        reduction channels (docs/tiling.md)"
+	@echo "                        ENERGY=1: also its energy (RTL toggles priced by the arch's"
+	@echo "                        gate-level tile characterisation; ENERGY=gate: the whole"
+	@echo "                        gate-level cgra_top, about an hour to build; docs/energy.md);"
+	@echo "                        BLOCK=N: a layer as channel blocks of N reduction channels"
+	@echo "                        (docs/tiling.md)"
 	@echo "make test               the test suite (what CI runs)"
 	@echo "make regress [WORKERS=2] every app at its Table 7.1 size end to end on the RTL, one"
 	@echo "                        Dask point each (EVAL_ARGS=\"--scheduler tcp://H:P\" for a"
@@ -65,7 +67,8 @@ verilog: $(STAMP)
 # the app fits and routes on, docs/cli.md) unless ARCH is given on the command line.
 SIM_ARGS = $(APP) $(if $(filter command line,$(origin ARCH)),--arch $(ARCH)) \
            $(foreach s,$(SIZE),--size $(s)) $(if $(LEVEL),--level $(LEVEL)) \
-           $(if $(SEED),--seed $(SEED)) $(if $(filter-out 0,$(ENERGY)),--energy) \
+           $(if $(SEED),--seed $(SEED)) \
+           $(if $(filter gate,$(ENERGY)),--energy gate,$(if $(filter-out 0,$(ENERGY)),--energy)) \
            $(if $(BLOCK),--block $(BLOCK))
 
 sim: $(STAMP)

@@ -2,14 +2,17 @@
 their sensitivity to the SRAM energies, the negative controls and the per-application energy
 (the analogue of thesis Figs. 7.3 and 7.10).
 
-    .venv/bin/python bench/energy.py [--table] [--controls]
+    .venv/bin/python bench/energy.py [--table] [--controls] [--gate] [--charz ARCH ...]
                                      [--apps gpyr@cgra_4x4:levels=2 gaussian@cgra_8x8 ...]
+                                     [--validate [APP@ARCH]]
                                      [--out build/bench/energy.json] [--img docs/img]
 
 What is MEASURED: the toggles of every net of the generated RTL mapped by Yosys to CMOS gates
 (the mapping of bench/area.py) and the SRAM macros' accesses, in Verilator, with the stimulus of
 the 3x3 convolution's line buffer (Table 7.2) or the application's own configuration and data
-through the ``make sim`` host testbench (per application). What is MODELLED:
+through the ``make sim`` host testbench (per application: by the shortcut, the RTL run's toggles
+priced by the arch's gate-level tile characterisation, or with ``--gate`` the whole gate-level
+array; ``--validate`` compares the two). What is MODELLED:
 ``ubgen/constraints/energy.toml`` (gate, wire, hop and clock capacitances, Vdd, the SRAM access
 energies). Heavy: the first gate-level model of an arch takes tens of minutes to build (cached
 under build/energy/); run it with ``nice``.
@@ -33,7 +36,8 @@ OUT = ROOT / "build" / "bench" / "energy.json"
 IMG = ROOT / "docs" / "img"
 SCALES = (0.5, 1.0, 1.5)
 # (app, arch, sizes): the per-application points
-APPS = [("gpyr", "cgra_4x4", {"levels": 2}), ("gaussian", "cgra_8x8", {})]
+APPS = [("gpyr", "cgra_4x4", {"levels": 2}), ("cascade", "cgra_8x8", {}),
+        ("gaussian", "cgra_8x8", {}), ("gpyr", "cgra_8x8", {}), ("upsample", "cgra_8x8", {})]
 # the array's negative controls: an app on cgra_4x4 that leaves tiles unused (a two-level
 # Gaussian pyramid: 13 of the 20 tiles), at its size, and half and twice that many outputs
 CONTROL = ("gpyr", "cgra_4x4", {"levels": 2})
@@ -79,9 +83,11 @@ def table(log=print) -> dict:
     return out
 
 
-def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print) -> dict:
-    """One application on the gate-level accelerator: compile, place, route, bundle (the
-    app's inputs, or all-zero inputs with their own golden for the control), run, price."""
+def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print,
+              method: str = "shortcut") -> dict:
+    """One application's energy (``method``: the shortcut or the whole gate-level array):
+    compile, place, route, bundle (the app's inputs, or all-zero inputs with their own golden
+    for the control), run, price."""
     import numpy as np
     from compiler.interp import run as interp
     from compiler.pipeline import compile_app
@@ -94,10 +100,47 @@ def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print) -
         inputs = {k: np.zeros_like(v) for k, v in r.inputs.items()}
         bundle = make_bundle(r.netlist, r.arch, r.pnr, inputs, interp(r.program, inputs))
     compile_s = time.perf_counter() - t
-    e = energy_record(bundle, r.arch, r.program, log=log)
+    e = energy_record(bundle, r.arch, r.program, log=log, method=method)
     return {"app": app, "arch": arch, "sizes": sizes, "zero_inputs": zero,
             "compile_seconds": round(compile_s, 1), "energy": e,
             "configured_tiles": configured_tiles(bundle, r.arch)}
+
+
+def validate(app: str, arch: str, sizes: dict, log=print, gate: dict | None = None) -> dict:
+    """The shortcut against the whole gate-level array on the same bundle: total and per
+    category, the shortcut's difference in percent of the gate-level figure. ``gate``: a
+    gate-level point of the same app, arch and RTL to reuse (``--reuse-gate``)."""
+    from sim.energy.array import CATEGORIES
+    short = app_point(app, arch, sizes, log=log)
+    gate = gate or app_point(app, arch, sizes, log=log, method="gate")
+    g, s_ = gate["energy"], short["energy"]
+    rows = {c: {"gate_pj": g["categories_pj"][c], "shortcut_pj": s_["categories_pj"][c],
+                "diff_pct": round(100 * (s_["categories_pj"][c] - g["categories_pj"][c])
+                                  / g["categories_pj"][c], 2) if g["categories_pj"][c] else None}
+            for c in CATEGORIES}
+    rows["total"] = {"gate_pj": g["total_pj"], "shortcut_pj": s_["total_pj"],
+                     "diff_pct": round(100 * (s_["total_pj"] - g["total_pj"]) / g["total_pj"], 2)}
+    return {"app": app, "arch": arch, "sizes": sizes, "rows": rows,
+            "gate_window_cycles": g["window_cycles"], "shortcut_window_cycles":
+            s_["window_cycles"], "gate": gate, "shortcut": short}
+
+
+def charz_summary(arch: str, log=print) -> dict:
+    """The arch's characterisation (made when missing) in brief: per tile kind its flip-flops,
+    blocks, each stimulus's gate-level data energy and the fit's error on it."""
+    from sim.energy.charz import characterise
+    c = characterise(arch, log=log)
+    kinds = {k: {"module": v["module"], "ffs": v["ffs"], "blocks": len(v["blocks"]),
+                 "input_pj_per_toggle": v["input_pj_per_toggle"],
+                 "max_data_error_pct": v["max_data_error_pct"],
+                 "runs": [{kk: r[kk] for kk in ("stimulus", "gate_data_pj",
+                                                "shortcut_data_pj", "data_error_pct",
+                                                "hop_bits_gate", "hop_bits_rtl")}
+                          for r in v["runs"]]} for k, v in c["kinds"].items()}
+    return {"arch": arch, "key": c["key"], "kinds": kinds, "top_ffs": c["top"]["ffs"],
+            "pooled_pj_per_toggle": c["pooled_pj_per_toggle"],
+            "pj_per_toggle_per_gate_per_bit": c["pj_per_toggle_per_gate_per_bit"],
+            "seconds": c["seconds"]}
 
 
 def configured_tiles(bundle: dict, arch) -> list[str]:
@@ -142,10 +185,22 @@ def main(argv=None) -> int:
                     help="the array's negative controls: a two-level gpyr on cgra_4x4 (tiles "
                          "left unused) with all-zero inputs, and 32x32 against 32x64 (twice "
                          "the output pixels)")
+    ap.add_argument("--validate", nargs="?", const=point_key(*CONTROL), metavar="APP@ARCH",
+                    help="the shortcut against the whole gate-level array on one app (default "
+                         f"{point_key(*CONTROL)}; the gate-level model takes about an hour to "
+                         "build)")
+    ap.add_argument("--charz", nargs="*", metavar="ARCH",
+                    help="the shortcut's characterisation of these archs (made when missing)")
+    ap.add_argument("--reuse-gate", action="store_true",
+                    help="--validate: reuse the gate-level run the output file holds for the "
+                         "same point (only valid for the same RTL)")
+    ap.add_argument("--gate", action="store_true",
+                    help="--apps/--controls: the whole gate-level array instead of the shortcut")
     ap.add_argument("--out", default=str(OUT), help="JSON output (merged into an existing one)")
     ap.add_argument("--img", default=str(IMG), help="directory of the energy plots")
     args = ap.parse_args(argv)
-    if not (args.table or args.apps is not None or args.controls):
+    if not (args.table or args.apps is not None or args.controls or args.validate
+            or args.charz):
         args.table, args.apps, args.controls = True, [point_key(*a) for a in APPS], True
     out = Path(args.out)
     result = json.loads(out.read_text()) if out.exists() else {}
@@ -156,18 +211,34 @@ def main(argv=None) -> int:
         points = result.setdefault("apps", {})
         for spec in args.apps or []:
             app, arch, sizes = parse_point(spec)
-            p = app_point(app, arch, sizes)
+            p = app_point(app, arch, sizes, method="gate" if args.gate else "shortcut")
             points[point_key(app, arch, sizes)] = p
             e = p["energy"]
             print(f"{app} on {p['arch']}: {e['pj_per_pixel']} pJ/pixel, {e['pj_per_op']} pJ/op, "
-                  f"passed {e['passed']}, gate-level run {e['energy_seconds']} s")
+                  f"passed {e['passed']}, energy run ({e.get('method')}) {e['energy_seconds']} s")
+        for arch in args.charz or []:
+            c = result.setdefault("characterisation", {})[arch] = charz_summary(arch)
+            for k, v in c["kinds"].items():
+                print(f"characterisation {arch} {k}: {v['ffs']} flip-flops, {v['blocks']} "
+                      f"blocks, fit error up to {v['max_data_error_pct']} %")
+        if args.validate:
+            old = result.get("validation") or {}
+            same = [old.get(k) for k in ("app", "arch", "sizes")] == list(
+                parse_point(args.validate))
+            v = result["validation"] = validate(
+                *parse_point(args.validate),
+                gate=old.get("gate") if args.reuse_gate and same else None)
+            for c, r in v["rows"].items():
+                print(f"validation {c}: gate {r['gate_pj']:.1f} pJ, shortcut "
+                      f"{r['shortcut_pj']:.1f} pJ, {r['diff_pct']} %")
         if args.controls:
             app, arch, sizes = CONTROL
-            c = result.setdefault("controls", {})
-            c["zero"] = app_point(app, arch, sizes, zero=True)
-            c["random"] = points.get(point_key(*CONTROL)) or app_point(app, arch, sizes)
-            c["half"] = app_point(app, arch, CONTROL_HALF)
-            c["double"] = app_point(app, arch, CONTROL_DOUBLE)
+            m = "gate" if args.gate else "shortcut"
+            c = result.setdefault("controls" if m == "shortcut" else "controls_gate", {})
+            c["zero"] = app_point(app, arch, sizes, zero=True, method=m)
+            c["random"] = app_point(app, arch, sizes, method=m)
+            c["half"] = app_point(app, arch, CONTROL_HALF, method=m)
+            c["double"] = app_point(app, arch, CONTROL_DOUBLE, method=m)
     except EnergyError as e:
         print(f"energy: error: {e}", file=sys.stderr)
         return 2

@@ -80,7 +80,8 @@ than two threads on two shared cores; a flat cgra_8x8 model takes over an hour t
     (make's ``OPT_FAST``, ``OPT_SLOW``, ``OPT_GLOBAL``); ``threads``: Verilator's
     ``--threads``; ``x_assign`` / ``x_initial``: what X and uninitialised variables become;
     ``public``: ``"top"`` (only the top module's signals visible to cocotb) or ``"all"``
-    (cocotb's default, ``--public-flat-rw``)."""
+    (cocotb's default, ``--public-flat-rw``); ``coverage``: Verilator's toggle coverage (the
+    energy shortcut's event counts, :mod:`sim.energy.events`)."""
     hierarchical: bool = True
     verilator_opt: str = "-O3"
     opt_fast: str = "-O2"
@@ -90,6 +91,7 @@ than two threads on two shared cores; a flat cgra_8x8 model takes over an hour t
     x_assign: str = "fast"
     x_initial: str = "fast"
     public: str = "top"
+    coverage: bool = False
 
     def verilator_args(self) -> list[str]:
         args = [a for a in VERILATOR_ARGS if a.startswith("-W")]        # the warnings
@@ -98,6 +100,8 @@ than two threads on two shared cores; a flat cgra_8x8 model takes over an hour t
             args += ["--threads", str(self.threads)]
         if self.public == "all":
             args += ["--public-flat-rw"]
+        if self.coverage:
+            args += ["--coverage-toggle", "--coverage-max-width", "64"]
         return args
 
     def make_args(self) -> list[str]:

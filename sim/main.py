@@ -129,7 +129,7 @@ PUB_ARCH = "pub"                 # default arch of the PUB level
 
 
 def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | None = None,
-              out_dir: Path | None = None, log=None, progress=True, energy: bool = False,
+              out_dir: Path | None = None, log=None, progress=True, energy: bool | str = False,
               sram_scale: float = 1.0, block: int | None = None) -> dict:
     """The array-level run (module docstring); returns the JSON record (also written to
     :func:`record_path`). The golden comes first (``compiler.frontend.source.establish_golden``): when the
@@ -187,7 +187,8 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     outputs = res.get("outputs") or (golden.outputs if res["passed"] else {})
     record["images"] = write_images(out, front.inputs, outputs)
     if energy and res["passed"]:
-        _add_energy(record, bundle, result, sram_scale, say)
+        _add_energy(record, bundle, result, sram_scale, say,
+                    "gate" if energy == "gate" else "shortcut")
     return _write_record(record, out)
 
 
@@ -325,13 +326,16 @@ def _array_record(base: dict, result, bundle: dict, pnr, res: dict, model: dict,
     return record
 
 
-def _add_energy(record: dict, bundle: dict, result, sram_scale: float, say) -> None:
-    """The same bundle once more on the gate-level ``cgra_top``: its energy into ``record``
-    (docs/energy.md); a failed gate-level run fails the record."""
+def _add_energy(record: dict, bundle: dict, result, sram_scale: float, say,
+                method: str = "shortcut") -> None:
+    """The same bundle once more, on the toggle-counting RTL model priced by the arch's
+    characterisation (``method="shortcut"``) or on the gate-level ``cgra_top`` (``"gate"``): its
+    energy into ``record`` (docs/energy.md); a failed energy run fails the record."""
     from sim.energy.report import energy_record
-    say("energy: the same bundle on the gate-level cgra_top (docs/energy.md)")
+    say("energy: the same bundle on the " + ("gate-level cgra_top" if method == "gate" else
+                                             "RTL with its toggles counted") + " (docs/energy.md)")
     record["energy"] = e = energy_record(bundle, result.arch, result.program, sram_scale,
-                                         log=say)
+                                         log=say, method=method)
     if not e["passed"]:
         record["passed"] = False
         record["failures"] = record["failures"] + [f"gate-level run: {f}" for f in e["failures"]]
@@ -413,7 +417,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--waves", action="store_true",
                     help="--level array: write an FST waveform (as WAVES=1)")
     from sim.energy.report import HELP as ENERGY_HELP
-    ap.add_argument("--energy", action="store_true", help="--level array: " + ENERGY_HELP)
+    ap.add_argument("--energy", nargs="?", const="shortcut", choices=["shortcut", "gate"],
+                    default=None, help="--level array: " + ENERGY_HELP)
     ap.add_argument("--sram-scale", type=float, default=1.0, metavar="X",
                     help="--energy: multiply every SRAM macro's access energy by X (the "
                          "sensitivity of docs/energy.md; default 1)")
@@ -503,7 +508,7 @@ def main_array(args) -> int:
                          e["categories_pj"].items())
         print(f"energy: {e['total_pj'] / 1e3:.1f} nJ in {e['window_cycles']} cycles, "
               f"{e['pj_per_pixel']} pJ per output pixel ({cats}), {e['pj_per_op']} pJ per "
-              f"operation ({e['technology']}); the gate-level run took "
+              f"operation ({e['technology']}; {e.get('method', 'gate')}); the energy run took "
               f"{e['energy_seconds']:.0f} s")
     for why in rec["failures"]:
         print(f"sim: FAIL: {why}", file=sys.stderr)

@@ -535,8 +535,11 @@ def energy_sections(energy: dict | None) -> list[str]:
     lines += ["## Energy per application (thesis Figs. 7.3 and 7.10)", ""]
     if not apps:
         return lines + ["Not measured: run `bench/energy.py --apps ...` (docs/energy.md).", ""]
-    lines += ["Gate-level runs of the whole accelerator through the `make sim` host testbench "
-              "(`make sim ENERGY=1`), counted from START to DONE (docs/energy.md).", "",
+    lines += ["Each app's run through the `make sim` host testbench, counted from START to DONE "
+              "(`make sim ENERGY=1`, docs/energy.md): by the shortcut (the RTL run's toggles "
+              "priced by the arch's gate-level tile characterisation; validated against the "
+              "whole gate-level array, docs/energy.md \"Validation\") or, where the last column "
+              "says gate, the whole gate-level array.", "",
               "![energy per output pixel](img/energy_per_pixel.png)", "",
               "![energy per operation](img/energy_per_op.png)", ""]
     cats = ["PE logic", "MEM logic", "SRAM", "interconnect", "GLB/IO", "clock"]
@@ -547,11 +550,12 @@ def energy_sections(energy: dict | None) -> list[str]:
         rows.append([p["app"] + (f" ({sizes})" if sizes else ""), p["arch"],
                      e["pj_per_pixel"], e["pj_per_op"],
                      *[round(e["categories_pj"].get(c, 0.0) / e["output_pixels"], 2)
-                       for c in cats], "pass" if e["passed"] else "FAIL"])
+                       for c in cats],
+                     ("pass" if e["passed"] else "FAIL") + f" ({e.get('method', 'gate')})"])
     notes = [f"* {p['app']} on {p['arch']}: {p['energy']['note']}" for p in apps.values()
              if p["energy"].get("note")]
     return lines + _table(["app", "arch", "pJ / pixel", "pJ / op",
-                           *[f"{c} pJ/px" for c in cats], "gate-level run"], rows) + \
+                           *[f"{c} pJ/px" for c in cats], "run (method)"], rows) + \
         ([""] + notes + [""] if notes else [])
 
 

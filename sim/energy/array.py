@@ -26,13 +26,20 @@ from ubgen.paths import build_dir
 from .gates import EnergyError, emit_verilog, parse_counts, synthesize
 from .model import Tech, energy, load_tech
 
-__all__ = ["gate_model", "array_category", "run_energy", "CATEGORIES", "tile_of"]
+__all__ = ["gate_model", "array_category", "run_energy", "CATEGORIES", "tile_of", "timed_run"]
 
 BUILD = build_dir("energy")
 CATEGORIES = ("PE logic", "MEM logic", "SRAM", "interconnect", "GLB/IO", "clock")
 FLAVOUR = "gates-v2"
 _KIND_CAT = {"cgra_pe_tile": "PE logic", "cgra_mem_tile": "MEM logic", "cgra_io_tile": "GLB/IO"}
 _INTERCONNECT = ("sb16", "sb1", "cb_", "ic_regs")
+
+
+def _gate_model_options():
+    """The C++ of the gate-level model unoptimised: it builds in about half the time of -O1
+    (the build dominates; a run is a few minutes either way)."""
+    from sim.array_run import ModelOptions
+    return ModelOptions(opt_fast="-O0", opt_slow="-O0", opt_global="-O1")
 
 
 def array_category(path: str, module: str, part: str) -> str:
@@ -73,7 +80,7 @@ def gate_model(arch, log=print) -> dict:
     :func:`sim.array_run.model_for`-shaped dict plus ``infos`` (per-module
     :class:`~sim.energy.gates.ModuleInfo`) and the seconds each step took (0 when cached)."""
     from ubgen.array import KINDS, tile_module
-    from sim.array_run import ModelOptions, _arch, _verilate, generate_verilog
+    from sim.array_run import _arch, _verilate, generate_verilog
     from sim.runner import locked, setup_verilator
     arch = _arch(arch)
     rtl, sha, _ = generate_verilog(arch)
@@ -111,7 +118,7 @@ def gate_model(arch, log=print) -> dict:
             # an interrupted build of the same key resumes: Verilator skips identical output,
             # make keeps the compiled objects
             model_dir.mkdir(parents=True, exist_ok=True)
-            _verilate(model_dir, gl, arch, False, ModelOptions(opt_fast="-O1"))
+            _verilate(model_dir, gl, arch, False, _gate_model_options())
             seconds["verilator_build"] = time.perf_counter() - t
             stamp.write_text(json.dumps({"key": key, "seconds": round(seconds[
                 "verilator_build"], 1)}))
@@ -161,17 +168,23 @@ def _by_tile(b) -> dict[str, dict]:
                     else round(v, 3)) for k, v in d.items()} for t, d in tiles.items()}
 
 
+def timed_run(bundle: dict, arch, model_of, log) -> tuple[dict, dict, float]:
+    """``bundle`` run, its directory kept, on the model ``model_of(arch, log)`` (built when
+    missing): (the model, the run's result, the simulation's seconds)."""
+    from sim.array_run import run_bundle
+    model = model_of(arch, log)
+    t = time.perf_counter()
+    res = run_bundle(bundle, arch, waves=False, log=log, model=model, keep=True)
+    return model, res, time.perf_counter() - t
+
+
 def run_energy(bundle: dict, arch, tech: Tech | None = None, log=print) -> dict:
     """Run ``bundle`` on the gate-level model of ``arch``; returns the run's verdict (the
     gate-level netlist must reproduce the golden output in the predicted cycles) and the
     energy: total, by category, by tile, SRAM accesses, seconds."""
-    from sim.array_run import run_bundle
     tech = tech or load_tech()
     t0 = time.perf_counter()
-    model = gate_model(arch, log)
-    t = time.perf_counter()
-    res = run_bundle(bundle, arch, waves=False, log=log, model=model, keep=True)
-    sim_seconds = time.perf_counter() - t
+    model, res, sim_seconds = timed_run(bundle, arch, gate_model, log)
     run_dir = Path(res["run_dir"])
     counts = parse_counts((run_dir / "sim.log").read_text())
     # the raw counts of the last run, to re-price or inspect without re-simulating

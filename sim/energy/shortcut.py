@@ -1,0 +1,220 @@
+"""The energy shortcut (docs/energy.md "Shortcut"): an application's energy from the events of
+its ordinary RTL run (:mod:`sim.energy.events`), priced per event class with the energies the
+arch's characterisation fitted on gate-level runs of single tiles (:mod:`sim.energy.charz`).
+
+Per module instance of the RTL run:
+
+* data energy: inside a tile, the toggles of the block's RTL signals x the block's fitted energy
+  per toggle (the block = the RTL module; its category as at gate level,
+  :func:`sim.energy.array.array_category`); outside the tiles (global buffer, AXI slaves,
+  counters, the array's glue) the toggles x the mean energy per toggle of all tile blocks;
+* input load: a tile's input-port toggles x the kind's fitted energy per input toggle
+  (interconnect, as the gate-level ``tin``);
+* routing hops: the toggles of a tile's ``sb16_out`` / ``sb1_out`` bits x the hop energy, exact;
+* clock: the flip-flops of the tile kind's (or the top's) gate-level netlist x the window's
+  cycles, exact;
+* SRAM: each macro's read and write accesses (exact) x the SRAM model's energy per access.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from pathlib import Path
+
+from ubgen.paths import build_dir
+
+from .array import CATEGORIES, array_category, tile_of, timed_run
+from .events import SRAM_PREFIX, WINDOW_CYCLES, instrument, parse_coverage, port_toggles
+from .gates import EnergyError
+from .model import Tech, load_tech
+
+__all__ = ["event_model", "run_events", "price_events", "shortcut_energy"]
+
+BUILD = build_dir("energy")
+FLAVOUR = "events-3"
+
+
+def event_model(arch, log=print) -> dict:
+    """The toggle-counting RTL model of ``arch``'s ``cgra_top`` (built when missing, cached by
+    the Verilog's digest): a :func:`sim.array_run.model_for`-shaped dict plus ``macros``."""
+    from sim.array_run import ModelOptions, _arch, _verilate, generate_verilog, model_key
+    from sim.runner import locked, setup_verilator
+    from ubgen.top import top_module, verilog_sources
+    arch = _arch(arch)
+    rtl, vkey, vsec = generate_verilog(arch)
+    top = top_module(arch)
+    opts = ModelOptions(coverage=True)
+    seconds = 0.0
+    with locked(BUILD / f".events-{arch.name}.lock"):
+        src = BUILD / f"events-{arch.name}-rtl"
+        macros = instrument(rtl, src, [p.name for p in verilog_sources(rtl, arch)], top)
+        digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(src.glob("*.v"))))
+        key = model_key(f"{digest.hexdigest()}:{FLAVOUR}", opts, False)[:16]
+        work = BUILD / f"events-{arch.name}-{key}"
+        model_dir, stamp = work / "model", work / "model" / "model.json"
+        if not (stamp.exists() and json.loads(stamp.read_text()).get("key") == key):
+            log(f"energy: Verilator build of {arch.name}'s RTL with toggle coverage (cold: "
+                f"about twice the plain model's build; cached in {model_dir})")
+            t = time.perf_counter()
+            setup_verilator()
+            if work.exists():
+                shutil.rmtree(work)
+            shutil.copytree(src, work / "rtl")
+            shutil.copy(rtl / f"{top}.json", work / "rtl" / f"{top}.json")
+            model_dir.mkdir(parents=True)
+            _verilate(model_dir, work / "rtl", arch, False, opts)
+            seconds = time.perf_counter() - t
+            stamp.write_text(json.dumps({"key": key, "seconds": round(seconds, 1)}))
+    amap = json.loads((rtl / f"{top}.json").read_text())
+    return {"build_dir": model_dir, "rtl": work / "rtl", "sha256": key, "top": top,
+            "address_map": amap, "verilog_seconds": vsec, "verilator_build_seconds": seconds,
+            "cached": seconds == 0.0, "macros": macros, "options": opts}
+
+
+def run_events(bundle: dict, arch, log=print) -> dict:
+    """``bundle`` on the toggle-counting RTL model: the run's verdict, its toggles per module
+    instance inside the energy window(s) and the seconds spent."""
+    t0 = time.perf_counter()
+    model, res, sim_seconds = timed_run(bundle, arch, event_model, log)
+    run_dir = Path(res["run_dir"])
+    files = sorted(run_dir.glob("energy_cov_*.dat"))
+    if not files:
+        raise EnergyError(f"the RTL run wrote no energy window's counts ({run_dir})")
+    inst: dict = {}
+    for f in files:
+        parse_coverage(f.read_text(), inst)
+    if res["passed"]:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        res.pop("run_dir")
+    return {"result": res, "instances": inst, "windows": len(files), "model": model,
+            "sim_seconds": round(sim_seconds, 1),
+            "model_seconds": round(time.perf_counter() - t0 - sim_seconds, 1)}
+
+
+def _blocks(charz: dict) -> tuple[dict, dict]:
+    """(tile module -> kind, RTL module -> its characterisation) of a characterisation."""
+    kinds = {k["module"]: name for name, k in charz["kinds"].items()}
+    per = {m: b for k in charz["kinds"].values() for m, b in k["blocks"].items()}
+    return kinds, per
+
+
+def _per_toggle(mod: str, toggles: int, inst: dict, kinds: dict, per: dict,
+                charz: dict) -> float:
+    """pJ per RTL toggle of a module instance: a tile block's fitted one; a tile block that
+    never toggled in the characterisation (e.g. the configuration's read path, which the host's
+    polling during the run exercises), and the top's modules outside the tiles: the tile
+    blocks' energy per toggle per gate per signal bit x the module's gates per bit."""
+    dens = charz["pj_per_toggle_per_gate_per_bit"]
+    if mod.split(".")[0] in kinds:
+        b = per.get(mod)
+        if b is None:
+            if toggles:
+                raise EnergyError(f"block {mod} toggles ({toggles}) but is not part of the "
+                                  f"{charz['arch']} characterisation (a different RTL?)")
+            return 0.0
+        if b["pj_per_toggle"] is not None:
+            return b["pj_per_toggle"]
+        return dens * b.get("gates", 0) / b["bits"] if b.get("bits") else 0.0
+    gates = charz["top"]["gates"].get(mod, 0)
+    return dens * gates / inst["bits"] if inst.get("bits") else 0.0
+
+
+def _sram(instances: dict, charz: dict, tech: Tech) -> dict:
+    """Per macro instance: reads and writes counted in the window, and their energy."""
+    shapes = {(m["module"], m["memory"]): m for m in charz["top"]["macros"]}
+    for k in charz["kinds"].values():
+        for m in k["macros"]:
+            shapes.setdefault((m["module"], m["memory"]), dict(m, kind="sp"))
+    out = {}
+    for path, inst in instances.items():
+        for sig, n in inst["signals"].items():
+            if not sig.startswith(SRAM_PREFIX):
+                continue
+            mem, op = sig[len(SRAM_PREFIX):].rsplit("_", 1)
+            shape = shapes.get((inst["module"], mem))
+            if shape is None:
+                raise EnergyError(f"no characterised shape for the macro {mem} of "
+                                  f"{inst['module']}")
+            d = out.setdefault(f"{path}.{mem}", {"module": inst["module"], "kind": shape["kind"],
+                                                 "depth": shape["depth"],
+                                                 "width": shape["width"], "reads": 0,
+                                                 "writes": 0})
+            d["reads" if op == "rd" else "writes"] += n
+    for path, d in out.items():
+        er, ew = tech.sram(d["kind"], d["depth"], d["width"])
+        d["pj"] = round(d["reads"] * er + d["writes"] * ew, 3)
+    return out
+
+
+def price_events(instances: dict, charz: dict, tech: Tech) -> dict:
+    """Energy of a run's toggles (:func:`run_events`) by the characterisation ``charz``: total,
+    by category and by tile, the window's cycles and SRAM accesses (module docstring)."""
+    kinds, per = _blocks(charz)
+    half_v2 = 0.5 * tech.vdd ** 2 * 1e-3
+    clock_ff = 2 * half_v2 * tech.c_clock
+    cycles = sum(i["signals"].get(WINDOW_CYCLES, 0) for i in instances.values())
+    cats = dict.fromkeys(CATEGORIES, 0.0)
+    tiles: dict[str, dict] = {}
+    for path, inst in instances.items():
+        mod, sig = inst["module"], inst["signals"]
+        inner = instances.get(f"{path}.{mod}")
+        if inner is not None and inner["module"] == mod:
+            continue        # a hierarchical block's interface scope: its ports, counted inside
+        toggles = sum(n for s, n in sig.items() if not s.startswith("ubgen_"))
+        k = _per_toggle(mod, toggles, inst, kinds, per, charz)
+        parts = {"data": k * toggles}
+        if mod in kinds:
+            kd = charz["kinds"][kinds[mod]]
+            parts["input"] = kd["input_pj_per_toggle"] * sum(port_toggles(sig, p)
+                                                             for p in kd["inputs"])
+            parts["hop"] = half_v2 * tech.c_hop * sum(port_toggles(sig, p)
+                                                      for p in ("sb16_out", "sb1_out"))
+            parts["clock"] = clock_ff * kd["ffs"] * cycles
+        for part, pj in parts.items():
+            cats[array_category(path, mod, part)] += pj
+        tile = tile_of(path)
+        if tile:
+            d = tiles.setdefault(tile, {})
+            for part, pj in parts.items():
+                d[f"{part}_pj"] = d.get(f"{part}_pj", 0.0) + pj
+    cats["clock"] += clock_ff * charz["top"]["ffs"] * cycles
+    srams = _sram(instances, charz, tech)
+    for path, d in srams.items():
+        cats[array_category(path, d["module"], "sram")] += d["pj"]
+        tile = tile_of(path)
+        if tile:
+            tiles.setdefault(tile, {})
+            tiles[tile]["sram_pj"] = tiles[tile].get("sram_pj", 0.0) + d["pj"]
+    return {"total_pj": round(sum(cats.values()), 3),
+            "categories_pj": {c: round(v, 3) for c, v in cats.items()},
+            "window_cycles": cycles, "sram_accesses": srams,
+            "tiles": {t: {k: round(v, 3) for k, v in d.items()} for t, d in sorted(tiles.items())}}
+
+
+def shortcut_energy(bundle: dict, arch, tech: Tech | None = None, log=print) -> dict:
+    """``bundle`` on the toggle-counting RTL model, priced by the arch's characterisation
+    (made first when missing): the run's verdict and its energy, the seconds each step took,
+    in the shape of :func:`sim.energy.array.run_energy`'s result."""
+    from .charz import characterise
+    tech = tech or load_tech()
+    t = time.perf_counter()
+    charz = characterise(arch, tech, log=log)
+    charz_s = time.perf_counter() - t
+    ev = run_events(bundle, arch, log=log)
+    t = time.perf_counter()
+    e = price_events(ev["instances"], charz, tech)
+    res = ev["result"]
+    e.update(method="shortcut", passed=res["passed"], failures=res["failures"],
+             match=res["match"], cycles_measured=res["cycles_measured"],
+             technology=tech.name, sram_scale=tech.sram_scale,
+             characterisation={"key": charz["key"], "seconds": charz["seconds"],
+                               "max_fit_error_pct": {k: v["max_data_error_pct"] for k, v in
+                                                     charz["kinds"].items()}},
+             model_seconds={"characterisation": round(charz_s, 1),
+                            "events_model": ev["model_seconds"]},
+             sim_seconds=ev["sim_seconds"],
+             energy_seconds=round(charz_s + ev["model_seconds"] + ev["sim_seconds"]
+                                  + time.perf_counter() - t, 1))
+    return e
