@@ -100,10 +100,10 @@ def tables_7_6_7_7(res: dict) -> list[str]:
         note = _sides(a, b)
         rows6.append([app, a.get("pes"), b.get("pes"), pe0, pe1, note])
         mem1, gen1 = _mems_apart(b)
-        held = "; ".join(f"{side}: " + ", ".join(f"{k} {v}" for k, v in
-                                                 r["mem_tiles_by_buffer"].items())
+        held = "; ".join(f"{side}: " + (", ".join(f"{k} {v}" for k, v in
+                                                  r["mem_tiles_by_buffer"].items()) or "none")
                          for side, r in (("no sharing", a), ("sharing", b))
-                         if r.get("mem_tiles_by_buffer"))
+                         if "mem_tiles_by_buffer" in r)
         rows7.append([app, a.get("mems"), mem1, gen1, b.get("schedule_generators"),
                       b.get("context_rf_tiles"), m_base, f"{m_share} + ({m_sel})",
                       "; ".join(x for x in (note, f"MEM tiles per buffer: {held}" if held
