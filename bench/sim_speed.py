@@ -58,6 +58,8 @@ VARIANTS: dict[str, tuple[ModelOptions, dict]] = {
     "public-all": (replace(ModelOptions(), public="all"), {}),
     "poll-256": (ModelOptions(), {"UBGEN_E2E_POLL": "256"}),
     "clock-py": (ModelOptions(), {"UBGEN_E2E_CLOCK": "py"}),
+    "memo": (replace(ModelOptions(), hier_memo=True), {}),
+    "memo-fall": (replace(ModelOptions(), hier_memo=True, hier_fall_skip=True), {}),
 }
 NOT_BUILT = {("flat", "cgra_16x32"): "not built: the flat Verilation of cgra_16x32 needs ~6 GB "
                                     "and ~9 min for 349 MB of C++ (docs/array.md)"}

@@ -81,7 +81,10 @@ than two threads on two shared cores; a flat cgra_8x8 model takes over an hour t
     ``--threads``; ``x_assign`` / ``x_initial``: what X and uninitialised variables become;
     ``public``: ``"top"`` (only the top module's signals visible to cocotb) or ``"all"``
     (cocotb's default, ``--public-flat-rw``); ``coverage``: Verilator's toggle coverage (the
-    energy shortcut's event counts, :mod:`sim.energy.events`)."""
+    energy shortcut's event counts, :mod:`sim.energy.events`); ``hier_memo``: the
+    hierarchical blocks' wrappers evaluate a block only when one of its inputs changed, and
+    with ``hier_fall_skip`` not on the clock's falling edge either when the block uses only
+    its rising edge (:mod:`sim.hier_memo`)."""
     hierarchical: bool = True
     verilator_opt: str = "-O3"
     opt_fast: str = "-O2"
@@ -92,6 +95,8 @@ than two threads on two shared cores; a flat cgra_8x8 model takes over an hour t
     x_initial: str = "fast"
     public: str = "top"
     coverage: bool = False
+    hier_memo: bool = False
+    hier_fall_skip: bool = False
 
     def verilator_args(self) -> list[str]:
         args = [a for a in VERILATOR_ARGS if a.startswith("-W")]        # the warnings
@@ -141,8 +146,8 @@ def _verilate(build_dir: Path, rtl: Path, arch, waves: bool, options: ModelOptio
     from ubgen.array import KINDS, tile_module
     from ubgen.top import top_module, verilog_sources
     top = top_module(arch)
-    hier_sources, hier_args = hier_block_args(
-        build_dir, [tile_module(k) for k in KINDS] if options.hierarchical else None)
+    blocks = [tile_module(k) for k in KINDS] if options.hierarchical else []
+    hier_sources, hier_args = hier_block_args(build_dir, blocks)
     vlt = build_dir / "public_top.vlt"
     vlt.write_text(f'`verilator_config\npublic_flat_rw -module "{top}" -var "*"\n')
     libs = cocotb_config.libs_dir
@@ -157,6 +162,9 @@ def _verilate(build_dir: Path, rtl: Path, arch, waves: bool, options: ModelOptio
             *options.make_args()]
     with open(build_dir / "build.log", "w") as log:
         for c in (cmd, make):
+            if c is make and options.hier_memo and blocks:
+                from .hier_memo import memoise_build
+                memoise_build(build_dir, blocks, falling=options.hier_fall_skip)
             if subprocess.run(c, cwd=build_dir, stdout=log, stderr=subprocess.STDOUT).returncode:
                 raise RunError(f"Verilator build failed ({c[0]}); see {build_dir}/build.log")
 
