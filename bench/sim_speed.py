@@ -23,7 +23,8 @@ default model; the top's clock a Python task woken twice a cycle, as before the 
 :func:`sim.tb.host.clock_impl`), ``no-memo`` (the tiles' hierarchical-block wrappers as
 Verilator writes them: every call evaluates the tile), ``memo`` (a tile evaluated only when
 one of its inputs changed, :mod:`sim.hier_memo`), ``memo-fall`` (``memo``, and no evaluation
-on the clock's falling edge).
+on the clock's falling edge), ``memo-fall-ico`` (``memo-fall``, and no input-combinational
+region on a rising edge: the default).
 
 Usage: ``python bench/sim_speed.py [--arch cgra_8x8 cgra_16x32] [--variants ...] [--reps 3]
 [--app gaussian] [--json FILE]``. Prints one Markdown table per arch and the load average.
@@ -48,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 from sim.array_run import ModelOptions, model_for, run_bundle   # noqa: E402
 
 BEFORE = ModelOptions(verilator_opt="-O2", opt_fast="-Os", opt_slow="", opt_global="-Os",
-                      hier_memo=False, hier_fall_skip=False)
+                      hier_memo=False, hier_fall_skip=False, hier_rise_no_ico=False)
 VARIANTS: dict[str, tuple[ModelOptions, dict]] = {
     "before": (BEFORE, {}),
     "default": (ModelOptions(), {}),
@@ -62,9 +63,14 @@ VARIANTS: dict[str, tuple[ModelOptions, dict]] = {
     "public-all": (replace(ModelOptions(), public="all"), {}),
     "poll-256": (ModelOptions(), {"UBGEN_E2E_POLL": "256"}),
     "clock-py": (ModelOptions(), {"UBGEN_E2E_CLOCK": "py"}),
-    "no-memo": (replace(ModelOptions(), hier_memo=False, hier_fall_skip=False), {}),
-    "memo": (replace(ModelOptions(), hier_memo=True, hier_fall_skip=False), {}),
-    "memo-fall": (replace(ModelOptions(), hier_memo=True, hier_fall_skip=True), {}),
+    "no-memo": (replace(ModelOptions(), hier_memo=False, hier_fall_skip=False,
+                        hier_rise_no_ico=False), {}),
+    "memo": (replace(ModelOptions(), hier_memo=True, hier_fall_skip=False,
+                     hier_rise_no_ico=False), {}),
+    "memo-fall": (replace(ModelOptions(), hier_memo=True, hier_fall_skip=True,
+                          hier_rise_no_ico=False), {}),
+    "memo-fall-ico": (replace(ModelOptions(), hier_memo=True, hier_fall_skip=True,
+                              hier_rise_no_ico=True), {}),
 }
 NOT_BUILT = {("flat", "cgra_16x32"): "not built: the flat Verilation of cgra_16x32 needs ~6 GB "
                                     "and ~9 min for 349 MB of C++ (docs/array.md)"}

@@ -86,7 +86,8 @@ class ModelOptions:
     energy shortcut's event counts, :mod:`sim.energy.events`); ``hier_memo``: the
     hierarchical blocks' wrappers evaluate a block only when one of its inputs changed, and
     with ``hier_fall_skip`` not on the clock's falling edge either when the block uses only
-    its rising edge (:mod:`sim.hier_memo`)."""
+    its rising edge, and with ``hier_rise_no_ico`` without the block's input-combinational
+    region on a rising edge (:mod:`sim.hier_memo`)."""
     hierarchical: bool = True
     verilator_opt: str = "-O3"
     opt_fast: str = "-O2"
@@ -99,8 +100,11 @@ class ModelOptions:
     coverage: bool = False
     hier_memo: bool = True
     hier_fall_skip: bool = True
+    hier_rise_no_ico: bool = True
 
     def __post_init__(self):
+        if self.hier_rise_no_ico and not self.hier_fall_skip:
+            raise ValueError("hier_rise_no_ico needs hier_fall_skip")
         if self.hier_fall_skip and not self.hier_memo:
             raise ValueError("hier_fall_skip needs hier_memo (the skip relies on every input "
                              "change having been evaluated)")
@@ -136,7 +140,7 @@ FLAVOUR = "vpi-cocotb-2"
 
 # Options added after models were cached: part of the key only when on, so the models built
 # without them (the energy shortcut's, the gate-level ones) keep their keys.
-_KEYED_WHEN_ON = ("hier_memo", "hier_fall_skip")
+_KEYED_WHEN_ON = ("hier_memo", "hier_fall_skip", "hier_rise_no_ico")
 
 
 def model_key(verilog_key: str, options: ModelOptions, waves: bool) -> str:
@@ -180,7 +184,8 @@ def _verilate(build_dir: Path, rtl: Path, arch, waves: bool, options: ModelOptio
         for c in (cmd, make):
             if c is make and options.hier_memo and blocks:
                 from .hier_memo import memoise_build
-                memoise_build(build_dir, blocks, falling=options.hier_fall_skip)
+                memoise_build(build_dir, blocks, falling=options.hier_fall_skip,
+                              rise_ico=options.hier_rise_no_ico)
             if subprocess.run(c, cwd=build_dir, stdout=log, stderr=subprocess.STDOUT).returncode:
                 raise RunError(f"Verilator build failed ({c[0]}); see {build_dir}/build.log")
 

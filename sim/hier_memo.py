@@ -23,11 +23,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["memoise_combo_update", "skip_falling_edge", "posedge_only", "memoise_build",
+__all__ = ["memoise_combo_update", "skip_falling_edge", "skip_ico_when_asked", "posedge_only",
+           "memoise_build",
            "WrapperFormatError"]
 
 MARK = "ubgen: combo_update memoised"
 FALL_MARK = "ubgen: no evaluation on a falling clock edge"
+RISE_MARK = "ubgen: no input-combinational region on a rising clock edge"
 
 
 class WrapperFormatError(RuntimeError):
@@ -107,14 +109,18 @@ def posedge_only(model_sources: dict[str, str], clock: str) -> bool:
     return re.search(rf"(vlSelfRef\.|vlSelf->|TOP\.){re.escape(clock)}\b", text) is None
 
 
-def skip_falling_edge(text: str, block: str) -> str:
+def skip_falling_edge(text: str, block: str, rise_ico: bool = False) -> str:
     """The wrapper ``text`` (already :func:`memoise_combo_update`-d) with ``seq_update`` not
     evaluating the model on a falling clock edge: it records the clock's new value where the
     model keeps the trigger's previous value (``rootp->__Vtrigprevexpr___TOP__<clk>__0``),
     which is all that evaluation would change when the model uses the clock only at its rising
     edge (:func:`posedge_only`, checked by the caller) and its other inputs are the ones it was
-    last evaluated with (the memoised ``combo_update`` evaluates on every change). Raises
-    :class:`WrapperFormatError` on an unknown shape."""
+    last evaluated with (the memoised ``combo_update`` evaluates on every change). With
+    ``rise_ico`` the evaluation on a rising edge also skips the model's input-combinational
+    region (:func:`skip_ico_when_asked` on the model's code): the inputs it computes from are
+    the ones of the last evaluation and, the model reading the clock only at its rising edge,
+    it would compute the same values again. Raises :class:`WrapperFormatError` on an unknown
+    shape."""
     if FALL_MARK in text:
         return text
     if MARK not in text:
@@ -132,19 +138,56 @@ def skip_falling_edge(text: str, block: str) -> str:
         lambda m: f"{indent}// {FALL_MARK}\n{indent}const bool ubgen_fall__V = "
                   f"handlep__V->{clock} && !(svLogic)({clock}) && handlep__V->m_ubgen_settled;"
                   f"\n{m.group(0)}", body)
+    flag = f"ubgen_rise_no_ico__V{block}"
+    rise = (f"{{ {flag} = !ubgen_was__V && (svLogic)({clock}) && handlep__V->m_ubgen_settled; "
+            f"handlep__V->eval(); {flag} = false; }}" if rise_ico else "handlep__V->eval();")
     body = _EVAL.sub(
-        rf"\1if (ubgen_fall__V) handlep__V->rootp->__Vtrigprevexpr___TOP__{clock}__0 = "
-        rf"handlep__V->{clock};\n\1else handlep__V->eval();\n"
-        r"\1handlep__V->m_ubgen_settled = true;", body)
+        lambda m: f"{m.group(1)}if (ubgen_fall__V) handlep__V->rootp->"
+                  f"__Vtrigprevexpr___TOP__{clock}__0 = handlep__V->{clock};\n"
+                  f"{m.group(1)}else {rise}\n{m.group(1)}handlep__V->m_ubgen_settled = true;",
+        body)
+    if rise_ico:
+        body = body.replace(f"{indent}// {FALL_MARK}\n",
+                            f"{indent}// {FALL_MARK}\n{indent}// {RISE_MARK}\n{indent}"
+                            f"const bool ubgen_was__V = handlep__V->{clock};\n", 1)
     text = text[:func.start(3)] + body + text[func.end(3):]
+    if rise_ico:
+        text = f'extern "C" {{ bool {flag} = false; }}\n' + text
     return f'#include "V{block}___024root.h"\n' + text
 
 
-def memoise_build(build_dir: Path, blocks: list[str], falling: bool = True) -> list[Path]:
+_ICO_LOOP = re.compile(r"^([ \t]*)__VicoIterCount = 0U;\n.*?\n[ \t]*\} while "
+                       r"\(vlSelfRef\.__VicoPhaseResult\);\n", re.S | re.M)
+
+
+def skip_ico_when_asked(model: str, block: str) -> str:
+    """The model's evaluation code ``model`` (the file holding ``V<block>___024root___eval``)
+    with its input-combinational loop run only when ``ubgen_rise_no_ico__V<block>`` (set by the
+    wrapper, :func:`skip_falling_edge` with ``rise_ico``) is false. Raises
+    :class:`WrapperFormatError` if the function or its loop is not found."""
+    head = f"void V{block}___024root___eval(V{block}___024root* vlSelf) {{"
+    start = model.find(head)
+    if start < 0 or RISE_MARK in model:
+        if RISE_MARK in model:
+            return model
+        raise WrapperFormatError(f"no V{block}___024root___eval")
+    loop = _ICO_LOOP.search(model, start)
+    if loop is None or model.find("\n}\n", start) < loop.start():
+        raise WrapperFormatError(f"V{block}___024root___eval has no input-combinational loop")
+    ind = loop.group(1)
+    body = loop.group(0)
+    return (f'// {RISE_MARK}\nextern "C" bool ubgen_rise_no_ico__V{block};\n'
+            + model[:loop.start()] + f"{ind}if (!ubgen_rise_no_ico__V{block}) {{\n" + body
+            + f"{ind}}}\n" + model[loop.end():])
+
+
+def memoise_build(build_dir: Path, blocks: list[str], falling: bool = True,
+                  rise_ico: bool = False) -> list[Path]:
     """Rewrite the wrappers of the hierarchical ``blocks`` Verilated into ``build_dir``
     (``V<block>/<block>.cpp``) before they are compiled (:func:`memoise_combo_update`, and with
     ``falling`` :func:`skip_falling_edge` for each block whose model :func:`posedge_only`
-    allows); returns the files rewritten. Raises :class:`WrapperFormatError` naming the file if
+    allows, with ``rise_ico`` also :func:`skip_ico_when_asked`); returns the files rewritten.
+    Raises :class:`WrapperFormatError` naming the file if
     one is missing or of an unknown shape."""
     done = []
     for block in blocks:
@@ -154,7 +197,7 @@ def memoise_build(build_dir: Path, blocks: list[str], falling: bool = True) -> l
         try:
             new = memoise_combo_update(path.read_text())
             if falling:
-                new = _skip_falling_if_posedge_only(new, block, path.parent)
+                new = _skip_falling_if_posedge_only(new, block, path.parent, rise_ico)
         except WrapperFormatError as e:
             raise WrapperFormatError(f"{path}: {e}") from None
         path.write_text(new)
@@ -162,7 +205,8 @@ def memoise_build(build_dir: Path, blocks: list[str], falling: bool = True) -> l
     return done
 
 
-def _skip_falling_if_posedge_only(text: str, block: str, model_dir: Path) -> str:
+def _skip_falling_if_posedge_only(text: str, block: str, model_dir: Path,
+                                  rise_ico: bool) -> str:
     seq = _SEQ.search(text)
     clocks = _SET_BIT.findall(seq.group(3)) if seq else []
     if len(clocks) != 1:
@@ -171,4 +215,12 @@ def _skip_falling_if_posedge_only(text: str, block: str, model_dir: Path) -> str
                if "__Slow" not in p.name}
     if not sources:
         raise WrapperFormatError(f"no evaluation code V{block}___024root__*.cpp")
-    return skip_falling_edge(text, block) if posedge_only(sources, clocks[0][2]) else text
+    if not posedge_only(sources, clocks[0][2]):
+        return text
+    if rise_ico:
+        head = f"void V{block}___024root___eval(V{block}___024root* vlSelf) {{"
+        name = next((n for n, t in sources.items() if head in t), None)
+        if name is None:
+            raise WrapperFormatError(f"no V{block}___024root___eval in the model's code")
+        (model_dir / name).write_text(skip_ico_when_asked(sources[name], block))
+    return skip_falling_edge(text, block, rise_ico)

@@ -42,7 +42,7 @@ def _gate_model_options():
     per evaluation."""
     from sim.array_run import ModelOptions
     return ModelOptions(opt_fast="-O0", opt_slow="-O0", opt_global="-O1", hier_memo=False,
-                        hier_fall_skip=False)
+                        hier_fall_skip=False, hier_rise_no_ico=False)
 
 
 def array_category(path: str, module: str, part: str) -> str:

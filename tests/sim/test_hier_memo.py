@@ -8,8 +8,9 @@ import subprocess
 
 import pytest
 
-from sim.hier_memo import (FALL_MARK, MARK, WrapperFormatError, memoise_build,
-                           memoise_combo_update, posedge_only, skip_falling_edge)
+from sim.hier_memo import (FALL_MARK, MARK, RISE_MARK, WrapperFormatError, memoise_build,
+                           memoise_combo_update, posedge_only, skip_falling_edge,
+                           skip_ico_when_asked)
 
 # The shape of Verilator 5's DPI wrapper of a hierarchical block (`V<block>/<block>.cpp`) for a
 # block ``blk`` with a 1-bit input ``a``, a 96-bit input ``w``, a clock and a 32-bit output.
@@ -69,19 +70,22 @@ struct Vblk___024root { CData __Vtrigprevexpr___TOP__clk__0 = 0; };
 MODEL = """\
 #pragma once
 #include "Vblk___024root.h"
+extern "C" bool ubgen_rise_no_ico__Vblk __attribute__((weak));
 struct Vblk {
     CData a = 0, clk = 0;
     VlWide<3> w{};
-    IData o = 0, state = 0;
+    IData o = 0, state = 0, in_part = 0;
     int evals = 0;
     Vblk___024root root;
     Vblk___024root* const rootp = &root;
     explicit Vblk(const char*) {}
     void eval() {
         ++evals;
+        // the input-combinational region, skipped when the wrapper says so
+        if (!(&ubgen_rise_no_ico__Vblk && ubgen_rise_no_ico__Vblk)) in_part = a + w[0] + w[2];
         if (clk && !rootp->__Vtrigprevexpr___TOP__clk__0) ++state;
         rootp->__Vtrigprevexpr___TOP__clk__0 = clk;
-        o = a + w[0] + w[2] + state;
+        o = in_part + state;
     }
 };
 """
@@ -164,6 +168,50 @@ def test_memoised_wrapper_evaluates_exactly_when_an_input_changed(tmp_path):
 def test_falling_edges_are_not_evaluated_and_rising_edges_still_are(tmp_path):
     got = _run(tmp_path, skip_falling_edge(memoise_combo_update(WRAPPER), "blk"))
     assert got == EXPECTED_FALL
+
+
+@needs_cxx
+def test_rising_edges_without_the_input_region_compute_the_same(tmp_path):
+    got = _run(tmp_path, skip_falling_edge(memoise_combo_update(WRAPPER), "blk", rise_ico=True))
+    assert got == EXPECTED_FALL
+
+
+@needs_cxx
+def test_the_harness_sees_the_input_region_skipped_after_an_input_change(tmp_path):
+    """Negative control: skipping the input region on an evaluation whose inputs changed (here
+    every combo_update) answers with the old inputs' values, and the harness sees it."""
+    good = skip_falling_edge(memoise_combo_update(WRAPPER), "blk", rise_ico=True)
+    broken = good.replace("if (ubgen_changed__V) handlep__V->eval();",
+                          "if (ubgen_changed__V) { ubgen_rise_no_ico__Vblk = "
+                          "handlep__V->m_ubgen_settled; handlep__V->eval(); "
+                          "ubgen_rise_no_ico__Vblk = false; }")
+    assert broken != good
+    got = _run(tmp_path, broken)
+    assert got[2] == (2, 1)             # a changed, its region skipped: the old output
+    assert got != EXPECTED_FALL
+
+
+def test_the_model_runs_its_input_region_only_when_not_asked_to_skip():
+    model = """void Vblk___024root___eval(Vblk___024root* vlSelf) {
+    // Body
+    __VicoIterCount = 0U;
+    vlSelfRef.__VicoFirstIteration = 1U;
+    do {
+        vlSelfRef.__VicoPhaseResult = Vblk___024root___eval_phase__ico(vlSelf);
+    } while (vlSelfRef.__VicoPhaseResult);
+    __VnbaIterCount = 0U;
+}
+"""
+    new = skip_ico_when_asked(model, "blk")
+    assert new.count("if (!ubgen_rise_no_ico__Vblk) {") == 1
+    assert new.index("if (!ubgen_rise_no_ico__Vblk)") < new.index("__VicoIterCount = 0U;")
+    assert new.index("} while (vlSelfRef.__VicoPhaseResult);\n    }\n") < new.index(
+        "__VnbaIterCount")
+    assert RISE_MARK in new and skip_ico_when_asked(new, "blk") == new
+    with pytest.raises(WrapperFormatError, match="no Vother___024root___eval"):
+        skip_ico_when_asked(model, "other")
+    with pytest.raises(WrapperFormatError, match="no input-combinational loop"):
+        skip_ico_when_asked(model.replace("__VicoIterCount = 0U;", ""), "blk")
 
 
 @needs_cxx
