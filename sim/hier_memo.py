@@ -38,7 +38,8 @@ class WrapperFormatError(RuntimeError):
 
 _FUNC = re.compile(r"(long long (\w+)_protectlib_combo_update\((?:[^)]*)\)\s*\{)(.*?)"
                    r"(\n\s*return handlep__V->m_seqnum\+\+;)", re.S)
-_SET_WIDE = re.compile(r"^([ \t]*)(VL_SET_\w_SVLV\(\d+,\s*handlep__V->(\w+),\s*\w+ \+ 0\);)$", re.M)
+_SET_WIDE = re.compile(r"^([ \t]*)(VL_SET_\w_SVLV\(\d+,\s*handlep__V->(\w+),\s*\w+ \+ 0\);)$",
+                       re.M)
 _SET_BIT = re.compile(r"^([ \t]*)(handlep__V->(\w+) = \(\w+\);)$", re.M)
 _EVAL = re.compile(r"^([ \t]*)handlep__V->eval\(\);$", re.M)
 _CAST = re.compile(r"^([ \t]*)\w+\* const handlep__V = static_cast<\w+\*>\(vhandlep__V\);$", re.M)

@@ -138,18 +138,29 @@ EXPECTED_FALL = [(1, 1), (1, 1), (2, 2), (3, 10), (3, 10), (4, 11), (4, 11), (4,
                  (6, 13), (6, 13), (7, 14)]
 
 
-def _run(tmp_path, wrapper: str) -> list[tuple[int, int]]:
+def _cxx(*args: str) -> None:
     from sim.runner import setup_verilator
     include = setup_verilator() / "include"
-    (tmp_path / "Vblk.h").write_text(MODEL)
-    (tmp_path / "Vblk___024root.h").write_text(ROOT)
-    (tmp_path / "blk.cpp").write_text(wrapper)
-    (tmp_path / "main.cpp").write_text(MAIN)
-    exe = tmp_path / "harness"
-    subprocess.run([shutil.which("g++") or "c++", "-std=c++17", "-O0", "-I", str(tmp_path),
-                    "-I", str(include), "-I", str(include / "vltstd"),
-                    str(tmp_path / "blk.cpp"), str(tmp_path / "main.cpp"), "-o", str(exe)],
+    subprocess.run([shutil.which("g++") or "c++", "-std=c++17", "-O0", "-I", str(include),
+                    "-I", str(include / "vltstd"), *args],
                    check=True, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory):
+    """The stand-in model's headers and the calling program, compiled once."""
+    d = tmp_path_factory.mktemp("harness")
+    (d / "Vblk.h").write_text(MODEL)
+    (d / "Vblk___024root.h").write_text(ROOT)
+    (d / "main.cpp").write_text(MAIN)
+    _cxx("-I", str(d), "-c", str(d / "main.cpp"), "-o", str(d / "main.o"))
+    return d
+
+
+def _run(harness, tmp_path, wrapper: str) -> list[tuple[int, int]]:
+    (tmp_path / "blk.cpp").write_text(wrapper)
+    exe = tmp_path / "harness"
+    _cxx("-I", str(harness), str(tmp_path / "blk.cpp"), str(harness / "main.o"), "-o", str(exe))
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     return [tuple(map(int, line.split())) for line in out.splitlines()]
 
@@ -159,25 +170,26 @@ needs_cxx = pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++
 
 
 @needs_cxx
-def test_memoised_wrapper_evaluates_exactly_when_an_input_changed(tmp_path):
-    got = _run(tmp_path, memoise_combo_update(WRAPPER))
+def test_memoised_wrapper_evaluates_exactly_when_an_input_changed(harness, tmp_path):
+    got = _run(harness, tmp_path, memoise_combo_update(WRAPPER))
     assert got == EXPECTED
 
 
 @needs_cxx
-def test_falling_edges_are_not_evaluated_and_rising_edges_still_are(tmp_path):
-    got = _run(tmp_path, skip_falling_edge(memoise_combo_update(WRAPPER), "blk"))
+def test_falling_edges_are_not_evaluated_and_rising_edges_still_are(harness, tmp_path):
+    got = _run(harness, tmp_path, skip_falling_edge(memoise_combo_update(WRAPPER), "blk"))
     assert got == EXPECTED_FALL
 
 
 @needs_cxx
-def test_rising_edges_without_the_input_region_compute_the_same(tmp_path):
-    got = _run(tmp_path, skip_falling_edge(memoise_combo_update(WRAPPER), "blk", rise_ico=True))
+def test_rising_edges_without_the_input_region_compute_the_same(harness, tmp_path):
+    wrapper = skip_falling_edge(memoise_combo_update(WRAPPER), "blk", rise_ico=True)
+    got = _run(harness, tmp_path, wrapper)
     assert got == EXPECTED_FALL
 
 
 @needs_cxx
-def test_the_harness_sees_the_input_region_skipped_after_an_input_change(tmp_path):
+def test_the_harness_sees_the_input_region_skipped_after_an_input_change(harness, tmp_path):
     """Negative control: skipping the input region on an evaluation whose inputs changed (here
     every combo_update) answers with the old inputs' values, and the harness sees it."""
     good = skip_falling_edge(memoise_combo_update(WRAPPER), "blk", rise_ico=True)
@@ -186,7 +198,7 @@ def test_the_harness_sees_the_input_region_skipped_after_an_input_change(tmp_pat
                           "handlep__V->m_ubgen_settled; handlep__V->eval(); "
                           "ubgen_rise_no_ico__Vblk = false; }")
     assert broken != good
-    got = _run(tmp_path, broken)
+    got = _run(harness, tmp_path, broken)
     assert got[2] == (2, 1)             # a changed, its region skipped: the old output
     assert got != EXPECTED_FALL
 
@@ -215,27 +227,27 @@ def test_the_model_runs_its_input_region_only_when_not_asked_to_skip():
 
 
 @needs_cxx
-def test_the_harness_sees_a_falling_edge_skip_that_loses_the_edge(tmp_path):
+def test_the_harness_sees_a_falling_edge_skip_that_loses_the_edge(harness, tmp_path):
     """Negative control: skipping the falling edge without recording the clock where the model
     detects edges makes the model miss the next rising edge."""
     good = skip_falling_edge(memoise_combo_update(WRAPPER), "blk")
     broken = good.replace("if (ubgen_fall__V) handlep__V->rootp->__Vtrigprevexpr___TOP__clk__0"
                           " = handlep__V->clk;", "if (ubgen_fall__V) ;")
     assert broken != good
-    got = _run(tmp_path, broken)
+    got = _run(harness, tmp_path, broken)
     assert got[11] == (7, 13)           # a rising edge right after a skipped fall: missed
     assert got != EXPECTED_FALL
 
 
 @needs_cxx
-def test_the_harness_sees_a_wrapper_that_misses_an_input(tmp_path):
+def test_the_harness_sees_a_wrapper_that_misses_an_input(harness, tmp_path):
     """Negative control: a rewrite that does not compare the wide input answers with a stale
     output after that input changed, and the harness sees it."""
     broken = memoise_combo_update(WRAPPER).replace(
         "ubgen_changed__V |= std::memcmp(&ubgen_old__V, &handlep__V->w,",
         "ubgen_changed__V |= 0 * std::memcmp(&ubgen_old__V, &handlep__V->w,")
     assert broken != memoise_combo_update(WRAPPER)
-    got = _run(tmp_path, broken)
+    got = _run(harness, tmp_path, broken)
     assert got[3] == (2, 2)             # w changed, not evaluated: the old output
     assert got != EXPECTED
 
