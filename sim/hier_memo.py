@@ -17,6 +17,12 @@ delays) is a deterministic function of its inputs and its state, its state chang
 among the compared inputs; after an ``eval()`` the model has settled (Verilator iterates to a
 fixed point), so an ``eval()`` with the same inputs computes the same outputs and changes no
 state. The outputs returned are the model's current ones either way.
+
+Two more rewrites, for a block whose generated code reads its clock only as a rising-edge
+trigger (:func:`posedge_only`): :func:`skip_falling_edge` (``seq_update`` on a falling edge
+records the new clock value where the model keeps its trigger's previous value instead of
+evaluating) and, with it, :func:`skip_ico_when_asked` (at a rising edge the model's ``eval()``
+skips its input-combinational region, whose inputs are those of the last evaluation).
 """
 from __future__ import annotations
 
@@ -24,8 +30,7 @@ import re
 from pathlib import Path
 
 __all__ = ["memoise_combo_update", "skip_falling_edge", "skip_ico_when_asked", "posedge_only",
-           "memoise_build",
-           "WrapperFormatError"]
+           "memoise_build", "WrapperFormatError"]
 
 MARK = "ubgen: combo_update memoised"
 FALL_MARK = "ubgen: no evaluation on a falling clock edge"
@@ -212,7 +217,7 @@ def _skip_falling_if_posedge_only(text: str, block: str, model_dir: Path,
     clocks = _SET_BIT.findall(seq.group(3)) if seq else []
     if len(clocks) != 1:
         raise WrapperFormatError("seq_update does not set exactly one clock")
-    sources = {p.name: p.read_text() for p in sorted(model_dir.glob(f"V{block}___024root__*.cpp"))
+    sources = {p.name: p.read_text() for p in sorted(model_dir.glob(f"V{block}_*.cpp"))
                if "__Slow" not in p.name}
     if not sources:
         raise WrapperFormatError(f"no evaluation code V{block}___024root__*.cpp")
