@@ -144,10 +144,14 @@ _KEYED_WHEN_ON = ("hier_memo", "hier_fall_skip", "hier_rise_no_ico")
 
 
 def model_key(verilog_key: str, options: ModelOptions, waves: bool) -> str:
-    """The model's cache key: the Verilog's content digest, the build options, the Verilator
-    version and the cocotb library it links."""
+    """The model's cache key: the Verilog's content digest, the build options (with the
+    wrapper rewrite's source when it is on), the Verilator version and the cocotb library it
+    links."""
     from importlib import metadata
     opts = {k: v for k, v in asdict(options).items() if k not in _KEYED_WHEN_ON or v}
+    if options.hier_memo:               # the rewrite's own source: an edit of it rebuilds
+        opts["hier_memo_source"] = hashlib.sha256(
+            (Path(__file__).parent / "hier_memo.py").read_bytes()).hexdigest()
     parts = {"verilog": verilog_key, "options": opts, "waves": waves,
              "flavour": FLAVOUR, "verilator": metadata.version("verilator"),
              "cocotb": metadata.version("cocotb")}
