@@ -20,7 +20,11 @@ Verilator's defaults, against ``fast``), ``public-all`` (every signal visible to
 own runner), ``poll-256`` (the default model; the host polls ``DONE`` every 256 cycles from the
 start instead of sleeping until ``DONE_CYCLE``: more Python awaits), ``clock-py`` (the
 default model; the top's clock a Python task woken twice a cycle, as before the C clock of
-:func:`sim.tb.host.clock_impl`).
+:func:`sim.tb.host.clock_impl`), ``no-memo`` (the tiles' hierarchical-block wrappers as
+Verilator writes them: every call evaluates the tile), ``memo`` (a tile evaluated only when
+one of its inputs changed, :mod:`sim.hier_memo`), ``memo-fall`` (``memo``, and no evaluation
+on the clock's falling edge), ``memo-fall-ico`` (``memo-fall``, and no input-combinational
+region on a rising edge: the default).
 
 Usage: ``python bench/sim_speed.py [--arch cgra_8x8 cgra_16x32] [--variants ...] [--reps 3]
 [--app gaussian] [--json FILE]``. Prints one Markdown table per arch and the load average.
@@ -44,7 +48,8 @@ sys.path.insert(0, str(ROOT))
 
 from sim.array_run import ModelOptions, model_for, run_bundle   # noqa: E402
 
-BEFORE = ModelOptions(verilator_opt="-O2", opt_fast="-Os", opt_slow="", opt_global="-Os")
+BEFORE = ModelOptions(verilator_opt="-O2", opt_fast="-Os", opt_slow="", opt_global="-Os",
+                      hier_memo=False, hier_fall_skip=False, hier_rise_no_ico=False)
 VARIANTS: dict[str, tuple[ModelOptions, dict]] = {
     "before": (BEFORE, {}),
     "default": (ModelOptions(), {}),
@@ -58,6 +63,14 @@ VARIANTS: dict[str, tuple[ModelOptions, dict]] = {
     "public-all": (replace(ModelOptions(), public="all"), {}),
     "poll-256": (ModelOptions(), {"UBGEN_E2E_POLL": "256"}),
     "clock-py": (ModelOptions(), {"UBGEN_E2E_CLOCK": "py"}),
+    "no-memo": (replace(ModelOptions(), hier_memo=False, hier_fall_skip=False,
+                        hier_rise_no_ico=False), {}),
+    "memo": (replace(ModelOptions(), hier_memo=True, hier_fall_skip=False,
+                     hier_rise_no_ico=False), {}),
+    "memo-fall": (replace(ModelOptions(), hier_memo=True, hier_fall_skip=True,
+                          hier_rise_no_ico=False), {}),
+    "memo-fall-ico": (replace(ModelOptions(), hier_memo=True, hier_fall_skip=True,
+                              hier_rise_no_ico=True), {}),
 }
 NOT_BUILT = {("flat", "cgra_16x32"): "not built: the flat Verilation of cgra_16x32 needs ~6 GB "
                                     "and ~9 min for 349 MB of C++ (docs/array.md)"}

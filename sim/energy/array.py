@@ -37,9 +37,12 @@ _INTERCONNECT = ("sb16", "sb1", "cb_", "ic_regs")
 
 def _gate_model_options():
     """The C++ of the gate-level model unoptimised: it builds in about half the time of -O1
-    (the build dominates; a run is a few minutes either way)."""
+    (the build dominates; a run is a few minutes either way). The tiles' wrappers as Verilator
+    generates them (no :mod:`sim.hier_memo`): the switching counters inside the tiles count
+    per evaluation."""
     from sim.array_run import ModelOptions
-    return ModelOptions(opt_fast="-O0", opt_slow="-O0", opt_global="-O1")
+    return ModelOptions(opt_fast="-O0", opt_slow="-O0", opt_global="-O1", hier_memo=False,
+                        hier_fall_skip=False, hier_rise_no_ico=False)
 
 
 def array_category(path: str, module: str, part: str) -> str:

@@ -45,7 +45,8 @@ def event_model(arch, log=print) -> dict:
     arch = _arch(arch)
     rtl, vkey, vsec = generate_verilog(arch)
     top = top_module(arch)
-    opts = ModelOptions(coverage=True)
+    opts = ModelOptions(coverage=True, hier_memo=False, hier_fall_skip=False,
+                        hier_rise_no_ico=False)
     seconds = 0.0
     with locked(BUILD / f".events-{arch.name}.lock"):
         src = BUILD / f"events-{arch.name}-rtl"
