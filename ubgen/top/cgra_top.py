@@ -196,7 +196,14 @@ class CGRATop(wiring.Component):
 
     def _tile_port(self, m: Module, ctx: "_Decode", selected) -> None:
         """Tile configuration: writes take effect at once, the read-back is registered in the
-        array; an offset beyond the tile's registers and windows is an error."""
+        array; an offset beyond the tile's registers and windows is an error.
+
+        The array's configuration bus carries an access only in its cycle: the address in a
+        cycle with a read or write of the tile region, the data with a write, 0 otherwise. So
+        every other access (polling ``DONE``, the GLB, the control registers) leaves the bus
+        that reaches every tile still, and no tile's register decoders switch with it
+        (docs/energy.md "An unused tile"). The read-back needs the address only in the read's
+        cycle (the array registers it), so no access takes a cycle more."""
         cfg, bus = self.array.cfg, ctx.bus
         tile_id = bus.addr[TILE_ID_SHIFT:TILE_ID_SHIFT + TILE_ID_BITS]
         reg_off = bus.addr[WORD_SHIFT:TILE_ID_SHIFT]
@@ -208,8 +215,10 @@ class CGRATop(wiring.Component):
             for span, tids in by_span.items():
                 with m.Case(*tids):
                     m.d.comb += ok.eq(reg_off < span)
-        m.d.comb += [cfg.addr.eq(Cat(reg_off[:TILE_ADDR_WIDTH], tile_id)),
-                     cfg.wdata.eq(ctx.wdata32)]
+        with m.If(selected & (bus.we | bus.re)):
+            m.d.comb += cfg.addr.eq(Cat(reg_off[:TILE_ADDR_WIDTH], tile_id))
+        with m.If(selected & bus.we):
+            m.d.comb += cfg.wdata.eq(ctx.wdata32)
         with m.If(selected):
             ctx.accept(selected, "tile", write_ok=ok & ctx.whole, read_ok=ok)
             m.d.comb += cfg.we.eq(bus.we & ok & ctx.whole)
