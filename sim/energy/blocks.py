@@ -36,7 +36,7 @@ from .workload import PE_MODULE
 from .model import Tech, energy, load_tech
 
 __all__ = ["DESIGNS", "Design", "block_counts", "design_energy", "block_category",
-           "design_cases"]
+           "design_cases", "simulate", "stimulus"]
 
 BUILD = build_dir("energy")
 
@@ -135,7 +135,7 @@ def _model(design: str, arch: str, log) -> _Model:
     return _Model(files, infos, f"energy/{block}-{arch}-{sha}", time.perf_counter() - t)
 
 
-def _stimulus(design: str, case: str, work: Path) -> tuple[str, dict, int]:
+def stimulus(design: str, case: str, work: Path) -> tuple[str, dict, int]:
     """``(cocotb test, environment, words the ports move)`` of one run of ``design``."""
     from .workload import buffet_jobs, dp_case, dppe_case, line_buffer_blocks, pub_case
     zero = case.endswith("_zero")
@@ -173,29 +173,37 @@ def _words(case) -> int:
             + sum(len(s) for s in case.expected.values()))
 
 
-def block_counts(design: str, case: str, arch: str = "pub", log=print) -> dict:
-    """One gate-level run of a Table 7.2 design on one energy case: its switching counts, the
-    module infos and the words its ports moved."""
+def simulate(design: str, test: str, env: dict, arch: str = "pub", log=print) -> dict:
+    """Run cocotb ``test`` (with the environment ``env``: its stimulus) on the design's
+    gate-level model (built when missing); the run's parsed counts, the module infos and the
+    seconds. The testbench's check of the outputs failing raises ``AssertionError``."""
     from sim.runner import BUILD as SIM_BUILD, run_cocotb
-    if design not in DESIGNS:
-        raise EnergyError(f"no Table 7.2 design {design!r} (has {', '.join(DESIGNS)})")
-    if case not in design_cases(design) + design_cases(design, zero=True):
-        raise EnergyError(f"no energy case {case!r} for {design} (has "
-                          f"{', '.join(design_cases(design) + design_cases(design, True))})")
     m = _model(design, arch, log)
-    test, env, accesses = _stimulus(design, case, BUILD / "stimuli" / design)
     t = time.perf_counter()
-    log(f"simulate: {design} gate level, case {case} (Verilator; the first build takes minutes)")
+    log(f"simulate: {design} gate level, {test} (Verilator; the first build takes minutes)")
     run_cocotb(name=m.name, sources=m.files, toplevel=DESIGNS[design].block,
                test_module=DESIGNS[design].module, testcase=[test],
                extra_env={"UBGEN_ARCH": arch, **env}, build_args=["-CFLAGS", "-O0"])
     counts = parse_counts((SIM_BUILD / m.name / f"test_{test}.log").read_text())
     if not counts["modules"]:
         raise EnergyError(f"{design}: the simulation printed no energy counts")
-    return {"design": design, "case": case, "counts": counts, "infos": m.infos,
-            "accesses": accesses, "ffs": sum(i.ffs for i in m.infos.values()),
-            "gates": sum(i.gates for i in m.infos.values()),
-            "sim_seconds": round(time.perf_counter() - t, 1)}
+    return {"counts": counts, "infos": m.infos, "sim_seconds": round(time.perf_counter() - t, 1)}
+
+
+def block_counts(design: str, case: str, arch: str = "pub", log=print) -> dict:
+    """One gate-level run of a Table 7.2 design on one energy case: its switching counts, the
+    module infos and the words its ports moved."""
+    if design not in DESIGNS:
+        raise EnergyError(f"no Table 7.2 design {design!r} (has {', '.join(DESIGNS)})")
+    cases = design_cases(design) + design_cases(design, zero=True)
+    if case not in cases:
+        raise EnergyError(f"no energy case {case!r} for {design} (has {', '.join(cases)})")
+    test, env, accesses = stimulus(design, case, BUILD / "stimuli" / design)
+    run = simulate(design, test, env, arch, log)
+    infos = run["infos"]
+    return {"design": design, "case": case, "counts": run["counts"], "infos": infos,
+            "accesses": accesses, "ffs": sum(i.ffs for i in infos.values()),
+            "gates": sum(i.gates for i in infos.values()), "sim_seconds": run["sim_seconds"]}
 
 
 def _price(runs: list[dict], tech: Tech) -> dict:

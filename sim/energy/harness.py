@@ -26,35 +26,13 @@ from ubgen.buffet.spec import BuffetParams, buffet_ports
 from ubgen.config import CONFIG_DATA_WIDTH
 from ubgen.mem.dp_tile import DPRAMCore
 from ubgen.pe.pe import PE
-from ubgen.pe.spec import PE_PORTS, pe_regmap
+from ubgen.pe.spec import PE_PORTS
 
-from .workload import PE_MODULE
+from .workload import PE_MODULE, pe_slots
 
-__all__ = ["DPPELineBuffer", "WindowedBuffet", "dppe_writes", "pe_slots", "pe_verilog",
-           "PE_MODULE"]
+__all__ = ["DPPELineBuffer", "WindowedBuffet", "pe_verilog"]
 
 WORD = 16
-
-
-def pe_slots(controllers) -> list[tuple[str, object]]:
-    """``(submodule name, PENode)`` of every controller PE, in configuration-bus order;
-    ``controllers``: one ``(wr, rd)`` pair of :class:`PEController` per memory. The names
-    start with ``wr``/``rd`` (the write / read controller of memory ``i``)."""
-    out = []
-    for i, pair in enumerate(controllers):
-        for port, ctl in zip(("wr", "rd"), pair):
-            for n in ctl.nodes:
-                out.append((f"{port}{i}_{n.name.rsplit('.', 1)[-1]}", n))
-    return out
-
-
-def dppe_writes(controllers) -> list[tuple[int, int]]:
-    """The configuration bus writes of every controller PE (its :meth:`PENode.config` through
-    the PE register map, at the PE's index above the tile-local offset)."""
-    rm = pe_regmap()
-    return [((k << TILE_ADDR_WIDTH) | off, v)
-            for k, (_n, node) in enumerate(pe_slots(controllers))
-            for off, v in rm.writes(node.config())]
 
 
 def pe_verilog() -> str:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-__all__ = ["IMAGE_SEED", "line_image", "line_buffer_blocks", "pub_block", "pub_case",
-           "writes", "dp_case",
-           "dppe_controllers", "dppe_case", "buffet_jobs", "expected_reads", "PE_MODULE"]
+__all__ = ["IMAGE_SEED", "PE_MODULE", "line_image", "line_buffer_blocks", "pub_block",
+           "pub_case", "writes", "expected_reads", "dp_case", "pe_slots", "dppe_writes",
+           "dppe_controllers", "dppe_case", "buffet_jobs"]
 
 IMAGE_SEED = 11          # the PUB fixture's image (sim.tb.pub_cases.gaussian_line_buffer)
 APP = "gaussian"         # 64x64 at its default sizes: the docs/design.md §4 line buffer
@@ -117,6 +117,29 @@ def dp_case(block, zero: bool = False):
                 {0: writes(block, words)}, exp, horizon, seed=9)
 
 
+def pe_slots(controllers) -> list[tuple[str, object]]:
+    """``(submodule name, PENode)`` of every controller PE, in configuration-bus order;
+    ``controllers``: one ``(wr, rd)`` pair of :class:`PEController` per memory. The names
+    start with ``wr``/``rd`` (the write / read controller of memory ``i``)."""
+    out = []
+    for i, pair in enumerate(controllers):
+        for port, ctl in zip(("wr", "rd"), pair):
+            for n in ctl.nodes:
+                out.append((f"{port}{i}_{n.name.rsplit('.', 1)[-1]}", n))
+    return out
+
+
+def dppe_writes(controllers) -> list[tuple[int, int]]:
+    """The configuration bus writes of every controller PE (its :meth:`PENode.config` through
+    the PE register map, at the PE's index above the tile-local offset)."""
+    from ubgen.array.tilespec import TILE_ADDR_WIDTH
+    from ubgen.pe.spec import pe_regmap
+    rm = pe_regmap()
+    return [((k << TILE_ADDR_WIDTH) | off, v)
+            for k, (_n, node) in enumerate(pe_slots(controllers))
+            for off, v in rm.writes(node.config())]
+
+
 def dppe_controllers() -> list[tuple]:
     """``(wr, rd)`` :class:`~compiler.backend.pe_controllers.PEController` of every block: the
     PEs ``dp-pe`` builds for its write and read streams (``compiler.backend.dp_build``)."""
@@ -132,7 +155,6 @@ def dppe_case(zero: bool = False) -> tuple[list[tuple[int, int]], object]:
     SRAM and PE controllers (:class:`sim.energy.harness.DPPELineBuffer`), one input stream
     written into all of them, memory ``i``'s reads on output port ``i``."""
     from sim.tb.pub_cases import Case
-    from .harness import dppe_writes
     words = line_image(zero)
     blocks = line_buffer_blocks()
     ins = [writes(b, words) for b in blocks]
