@@ -200,10 +200,12 @@ def block_counts(design: str, case: str, arch: str = "pub", log=print) -> dict:
         raise EnergyError(f"no energy case {case!r} for {design} (has {', '.join(cases)})")
     test, env, accesses = stimulus(design, case, BUILD / "stimuli" / design)
     run = simulate(design, test, env, arch, log)
-    infos = run["infos"]
+    infos, insts = run["infos"], run["counts"]["modules"].values()
+    # per module instance (a PE module serves every controller PE of DP-SRAM + PEs)
     return {"design": design, "case": case, "counts": run["counts"], "infos": infos,
-            "accesses": accesses, "ffs": sum(i.ffs for i in infos.values()),
-            "gates": sum(i.gates for i in infos.values()), "sim_seconds": run["sim_seconds"]}
+            "accesses": accesses, "ffs": sum(infos[c["module"]].ffs for c in insts),
+            "gates": sum(infos[c["module"]].gates for c in insts),
+            "sim_seconds": run["sim_seconds"]}
 
 
 def _price(runs: list[dict], tech: Tech) -> dict:
