@@ -281,16 +281,16 @@ def test_an_unconfigured_controller_costs_clock_and_no_data(controller_gates):
 
 # --- Table 7.2's designs (sim/energy/blocks.py, harness.py): the parts that need no model ------
 
-def test_table_7_2_categories_of_the_new_designs():
-    from sim.energy.blocks import block_category
+@pytest.mark.parametrize("module, part, category", [
     # every module of the PE core instantiated as a controller PE is a controller
-    assert block_category("TOP.dppe.i_rd1_sg.i_alu", "ctl_pe.alu", "data") == "controllers"
-    assert block_category("TOP.dppe.i_wr0_z0", "ctl_pe", "data") == "controllers"
-    assert block_category("TOP.dppe.mem0", "dppe.mem0", "data") == "SRAM port + glue"
-    assert block_category("TOP.b.buffet", "buffet_energy.buffet", "data") == "buffet control"
-    assert block_category("TOP.b.buffet", "buffet_energy.buffet", "sram") == "SRAM"
-    # a PUB module of the same leaf name is not taken for a PE
-    assert block_category("TOP.pub.x", "pub.glue", "data") == "SRAM port + glue"
+    ("ctl_pe.alu", "data", "controllers"), ("ctl_pe", "data", "controllers"),
+    ("dppe.mem0", "data", "SRAM port + glue"), ("buffet_energy.buffet", "data", "buffet control"),
+    ("buffet_energy.buffet", "sram", "SRAM"),
+    # the control: a PUB module is not taken for a PE or the buffet
+    ("pub.glue", "data", "SRAM port + glue")])
+def test_table_7_2_categories_of_the_new_designs(module, part, category):
+    from sim.energy.blocks import block_category
+    assert block_category("TOP.x", module, part) == category
 
 
 def test_table_7_2_unknown_design_or_case_is_a_one_line_error():
