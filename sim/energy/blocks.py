@@ -99,6 +99,7 @@ class _Model:
     infos: dict
     name: str
     seconds: float
+    hier: tuple[str, ...] = ()          # modules Verilator builds as hierarchical blocks
 
 
 def _verilog(design: str, arch: str) -> str:
@@ -113,10 +114,11 @@ def _verilog(design: str, arch: str) -> str:
         from .harness import DPPELineBuffer, pe_verilog
         from .workload import dppe_controllers
         return pe_verilog() + "\n" + verilog.convert(DPPELineBuffer(a, dppe_controllers()),
-                                                     name=top)
+                                                     name=top, emit_src=False)
     from ubgen.buffet.spec import BuffetParams
     from .harness import WindowedBuffet
-    return verilog.convert(WindowedBuffet(BuffetParams.from_dpbuf(a.dpbuf)), name=top)
+    return verilog.convert(WindowedBuffet(BuffetParams.from_dpbuf(a.dpbuf)), name=top,
+                           emit_src=False)
 
 
 def _model(design: str, arch: str, log) -> _Model:
@@ -131,8 +133,13 @@ def _model(design: str, arch: str, log) -> _Model:
     t = time.perf_counter()
     log(f"gates: {block} ({arch}) -> Yosys CMOS mapping (cached in {work.name})")
     netlist = synthesize([src], block, work / "synth")
-    files, infos = emit_verilog(netlist, block, work / "gl", window="run")
-    return _Model(files, infos, f"energy/{block}-{arch}-{sha}", time.perf_counter() - t)
+    # the controller PEs share one PE module: Verilated once as a hierarchical block (flat,
+    # 24 inlined PEs take Verilator hours on a loaded machine)
+    hier = (PE_MODULE,) if design == "dppe" else ()
+    files, infos = emit_verilog(netlist, block, work / "gl", window="run", keep=set(hier),
+                                files={m: f"{m}.v" for m in hier})
+    return _Model(files, infos, f"energy/{block}-{arch}-{sha}" + ("-hier" if hier else ""),
+                  time.perf_counter() - t, hier)
 
 
 def stimulus(design: str, case: str, work: Path) -> tuple[str, dict, int]:
@@ -183,7 +190,8 @@ def simulate(design: str, test: str, env: dict, arch: str = "pub", log=print) ->
     log(f"simulate: {design} gate level, {test} (Verilator; the first build takes minutes)")
     run_cocotb(name=m.name, sources=m.files, toplevel=DESIGNS[design].block,
                test_module=DESIGNS[design].module, testcase=[test],
-               extra_env={"UBGEN_ARCH": arch, **env}, build_args=["-CFLAGS", "-O0"])
+               extra_env={"UBGEN_ARCH": arch, **env}, build_args=["-CFLAGS", "-O0"],
+               hier_blocks=list(m.hier) or None)
     counts = parse_counts((SIM_BUILD / m.name / f"test_{test}.log").read_text())
     if not counts["modules"]:
         raise EnergyError(f"{design}: the simulation printed no energy counts")

@@ -41,7 +41,7 @@ def pe_verilog() -> str:
     (a netlist of PEs wired combinationally is a cycle to Amaranth, though not through a PE
     configured with its output register, as every controller PE is)."""
     from amaranth.back import verilog
-    return verilog.convert(PE(), name=PE_MODULE)
+    return verilog.convert(PE(), name=PE_MODULE, emit_src=False)
 
 
 class DPPELineBuffer(wiring.Component):
