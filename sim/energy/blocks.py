@@ -244,4 +244,5 @@ def design_energy(design: str, tech: Tech | None = None, zero: bool = False, log
     return {"design": design, "label": DESIGNS[design].label, "zero_image": zero,
             "cases": [r["case"] for r in runs], "ffs": runs[0]["ffs"],
             "gates": runs[0]["gates"], "sim_seconds": sum(r["sim_seconds"] for r in runs),
+            "srams": {r["case"]: r["counts"]["srams"] for r in runs},
             **one, "by_scale": by_scale}

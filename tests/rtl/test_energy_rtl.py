@@ -54,22 +54,16 @@ def test_table_7_2_workload_reads_the_delayed_rows():
 
 
 def test_table_7_2_sram_accesses_follow_the_configuration(table):
-    from sim.energy.blocks import block_counts
-    (s,) = block_counts("pub", "line")["counts"]["srams"].values()
+    def macros(design, case):
+        return [(d["kind"], d["depth"], d["width"], d["writes"], d["reads"])
+                for d in table[design][0]["srams"][case].values()]
     # 4096 pixels in: one wide write per 4 words; two rows out: one wide read per 4 words each
-    assert (s["kind"], s["depth"], s["width"]) == ("sp", 512, 64)
-    assert s["writes"] == 1024 and s["reads"] == 2048
+    assert macros("pub", "line") == [("sp", 512, 64, 1024, 2048)]
     for case in ("hw_input_d64", "hw_input_d128"):
-        (d,) = block_counts("dp", case)["counts"]["srams"].values()
-        assert (d["kind"], d["depth"], d["width"], d["writes"], d["reads"]) == \
-            ("dp", 2048, 16, 4096, 4096)
-    pe = block_counts("dppe", "line")["counts"]["srams"].values()
-    assert [(d["kind"], d["depth"], d["width"], d["writes"], d["reads"]) for d in pe] == \
-        [("dp", 2048, 16, 4096, 4096)] * 2
+        assert macros("dp", case) == [("dp", 2048, 16, 4096, 4096)]
+    assert macros("dppe", "line") == [("dp", 2048, 16, 4096, 4096)] * 2
     # one buffet run of both delay lines, one after the other
-    (b,) = block_counts("buffet", "line")["counts"]["srams"].values()
-    assert (b["kind"], b["depth"], b["width"], b["writes"], b["reads"]) == \
-        ("dp", 2048, 16, 8192, 8192)
+    assert macros("buffet", "line") == [("dp", 2048, 16, 8192, 8192)]
     assert {d: r["accesses"] for d, (r, _z) in table.items()} == \
         {"pub": 12288, "dp": 16384, "dppe": 16384, "buffet": 16384}
 
