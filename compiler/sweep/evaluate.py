@@ -527,9 +527,10 @@ def energy_sections(energy: dict | None) -> list[str]:
                          "built; energy not measured (docs/backends.md \"Energy\")"])
         else:
             r = ratios.get(key, {}).get("1.0")
+            ratio = ("the ratios' reference" if key == "dp" else
+                     f"/ DP+AG {r:.2f} (thesis {ref[0] / dp_ref:.2f})" if r is not None else "")
             rows.append([row, f"{o['pj_per_access']:.2f}", f"{o['sram_pct']:.0f}", ref[0],
-                         ref[1], f"/ DP+AG {r:.2f} (thesis {ref[0] / dp_ref:.2f}); 45 nm, "
-                         "not comparable in absolute terms" if r is not None else ""])
+                         ref[1], ratio + "; 45 nm, not comparable in absolute terms"])
     r = t["ratio_pub_over_dp"]
     sens = "; ".join(f"{ours_label(t, k)} / DP+AG {v['0.5']:.2f} / {v['1.5']:.2f}"
                      for k, v in ratios.items() if k != "dp")
