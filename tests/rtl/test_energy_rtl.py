@@ -86,14 +86,15 @@ def test_table_7_2_controller_pes_are_counted(table):
     assert "controllers" not in table["buffet"][0]["categories_pj"]
 
 
-def test_table_7_2_runs_fail_on_a_wrong_configuration(table, tmp_path):
+def test_table_7_2_runs_fail_on_a_wrong_configuration(tmp_path):
     """Negative controls of the runs' check: the DP-SRAM + PEs with its second read
-    controller's schedule generator starting one cycle late, and the buffets releasing no word
-    after a read (so every read returns the first pixel), fail their testbenches."""
+    controller's schedule generator starting one cycle late delivers its words a cycle late,
+    and the buffets releasing no word after a read (so every read returns the first pixel)
+    deliver wrong words: both runs fail (the cocotb runner exits)."""
     from dataclasses import asdict, replace
-    from sim.energy.blocks import simulate
-    from sim.energy.workload import pe_slots
-    from sim.energy.workload import buffet_jobs, dppe_case, dppe_controllers
+    from sim.energy.blocks import _model, simulate
+    from sim.energy.workload import buffet_jobs, dppe_case, dppe_controllers, pe_slots
+    from sim.runner import BUILD as SIM_BUILD
     from ubgen.array.tilespec import TILE_ADDR_WIDTH
     from ubgen.pe.spec import pe_regmap
     writes, case = dppe_case()
@@ -103,15 +104,20 @@ def test_table_7_2_runs_fail_on_a_wrong_configuration(table, tmp_path):
     assert bad != writes
     path = tmp_path / "dppe.pickle"
     path.write_bytes(pickle.dumps((bad, case)))
-    with pytest.raises(AssertionError):
+    with pytest.raises((AssertionError, SystemExit)):
         simulate("dppe", "energy_file", {"UBGEN_ENERGY_CASE": str(path)})
+    log = (SIM_BUILD / _model("dppe", "pub", print).name / "test_energy_file.log").read_text()
+    assert "port 1: 4096 words, expected 4096; first difference at #0: got (131," in log
     jobs = [asdict(replace(j, requests=[(i, 0) for i, _s in j.requests]))
             for j in buffet_jobs()]
-    jobs_path = tmp_path / "jobs.json"
+    jobs_path, results = tmp_path / "jobs.json", tmp_path / "results.json"
     jobs_path.write_text(json.dumps(jobs))
-    with pytest.raises(AssertionError):
+    with pytest.raises((AssertionError, SystemExit)):
         simulate("buffet", "buffet_jobs", {"UBGEN_BUFFET_JOBS": str(jobs_path),
-                                           "UBGEN_BUFFET_RESULTS": str(tmp_path / "r.json")})
+                                           "UBGEN_BUFFET_RESULTS": str(results)})
+    got = json.loads(results.read_text())
+    assert [r["passed"] for r in got] == [False, False]
+    assert all(r["mismatches"] > 4000 for r in got)
 
 
 @pytest.fixture(scope="module", params=["gate", "shortcut"])
