@@ -134,7 +134,7 @@ def _model(design: str, arch: str, log) -> _Model:
     log(f"gates: {block} ({arch}) -> Yosys CMOS mapping (cached in {work.name})")
     netlist = synthesize([src], block, work / "synth")
     # the controller PEs share one PE module: Verilated once as a hierarchical block (flat,
-    # 24 inlined PEs take Verilator hours on a loaded machine)
+    # the 24 inlined PEs had not left Verilator's front end after 15 min on a loaded machine)
     hier = (PE_MODULE,) if design == "dppe" else ()
     files, infos = emit_verilog(netlist, block, work / "gl", window="run", keep=set(hier),
                                 files={m: f"{m}.v" for m in hier})
@@ -183,7 +183,8 @@ def _words(case) -> int:
 def simulate(design: str, test: str, env: dict, arch: str = "pub", log=print) -> dict:
     """Run cocotb ``test`` (with the environment ``env``: its stimulus) on the design's
     gate-level model (built when missing); the run's parsed counts, the module infos and the
-    seconds. The testbench's check of the outputs failing raises ``AssertionError``."""
+    seconds. The testbench's check of the outputs failing raises (the cocotb runner's
+    ``AssertionError`` or ``SystemExit``)."""
     from sim.runner import BUILD as SIM_BUILD, run_cocotb
     m = _model(design, arch, log)
     t = time.perf_counter()
