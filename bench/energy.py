@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -66,21 +69,46 @@ def point_key(app: str, arch: str, sizes: dict) -> str:
 
 def table(log=print) -> dict:
     """Table 7.2's energy columns for the built designs, at every SRAM scale of
-    :data:`SCALES` (re-priced from the same simulations), and the all-zero-image control."""
+    :data:`SCALES` (re-priced from the same simulations), the all-zero-image control, each
+    design's ratio to DP SRAM + AG, and when, where and under what load it was measured."""
     from sim.energy.blocks import DESIGNS, design_energy
     from sim.energy.model import load_tech
     base = load_tech()
+    t0, cpu0 = time.time(), _cpu()
     out = {"designs": {}, "scales": list(SCALES)}
     for design in DESIGNS:
         runs = design_energy(design, base, log=log, scales=SCALES)
         zero = design_energy(design, base, zero=True, log=log)
         out["designs"][design] = dict(runs, zero_image=zero)
     d = out["designs"]
-    out["ratio_pub_over_dp"] = {str(s): round(d["pub"]["by_scale"][str(s)]["pj_per_access"]
-                                              / d["dp"]["by_scale"][str(s)]["pj_per_access"],
-                                              3) for s in SCALES}
+    out["ratio_over_dp"] = {k: {str(s): round(d[k]["by_scale"][str(s)]["pj_per_access"]
+                                              / d["dp"]["by_scale"][str(s)]["pj_per_access"], 3)
+                                for s in SCALES} for k in d}
+    out["ratio_pub_over_dp"] = out["ratio_over_dp"]["pub"]
     out["thesis"] = THESIS_7_2_ENERGY
+    out["measured"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                       "commit": _commit(), "wall_seconds": round(time.time() - t0),
+                       "cpu_seconds": round(_cpu() - cpu0),
+                       "load_average": [round(x, 2) for x in os.getloadavg()]}
     return out
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (Yosys, Verilator, the runs)."""
+    r, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime
+
+
+def _commit() -> str:
+    """The checkout's commit (``+`` when the tree has changes), or ``unknown``."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                              capture_output=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=ROOT, text=True, capture_output=True).stdout.strip()
+        return head + ("+" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print,
@@ -155,21 +183,28 @@ def configured_tiles(bundle: dict, arch) -> list[str]:
 
 def format_table(t: dict) -> str:
     th = t["thesis"]
+    dp_ref = th["DP SRAM + AG"][0]
     lines = ["Thesis Table 7.2, energy columns (ours: gate-level switching, FreePDK45; thesis: "
-             "16 nm)", f"{'design':<38} {'pJ/access':>9} {'SRAM %':>7}   thesis",
-             "-" * 70]
+             "16 nm)", f"{'design':<38} {'pJ/access':>9} {'SRAM %':>7} {'/ DP+AG':>8}   thesis",
+             "-" * 80]
     for key, d in t["designs"].items():
-        s = d["by_scale"]["1.0"]
+        s, r = d["by_scale"]["1.0"], t["ratio_over_dp"][key]
         ref = th.get(d["label"])
-        lines.append(f"{d['label']:<38} {s['pj_per_access']:>9.3f} {s['sram_pct']:>6.1f}%   "
-                     + (f"{ref[0]} pJ, {ref[1]}%" if ref else "-"))
-    r = t["ratio_pub_over_dp"]
-    lines.append(f"PUB / DP+AG = {r['1.0']:.2f} (thesis {th['ratio']:.2f}); with the SRAM "
-                 f"energies x0.5: {r['0.5']:.2f}, x1.5: {r['1.5']:.2f}")
+        lines.append(f"{d['label']:<38} {s['pj_per_access']:>9.3f} {s['sram_pct']:>6.1f}% "
+                     f"{r['1.0']:>8.2f}   "
+                     + (f"{ref[0]} pJ, {ref[1]}%, {ref[0] / dp_ref:.2f}" if ref else "-"))
+    for key, r in t["ratio_over_dp"].items():
+        if key != "dp":
+            lines.append(f"{t['designs'][key]['label']} / DP+AG with the SRAM energies x0.5: "
+                         f"{r['0.5']:.2f}, x1.0: {r['1.0']:.2f}, x1.5: {r['1.5']:.2f}")
     for key, d in t["designs"].items():
         z, s = d["zero_image"], d["by_scale"]["1.0"]
         lines.append(f"control {key}: all-zero image {z['dynamic_logic_pj']:.0f} pJ of logic "
                      f"switching vs {s['dynamic_logic_pj']:.0f} pJ on the random image")
+    m = t.get("measured")
+    if m:
+        lines.append(f"measured {m['date']} at {m['commit']}: {m['wall_seconds']} s wall, "
+                     f"{m['cpu_seconds']} CPU s, load average {m['load_average']}")
     return "\n".join(lines)
 
 

@@ -44,6 +44,8 @@ class BuffetJob:
     p_read: float = 0.0              # ... before a read request (consumer idle)
     p_stall: float = 0.0             # probability that rd_data_ready is low in a cycle
     seed: int = 0
+    fill_at: list[int] | None = None  # fill k offered from this cycle on (None: at once)
+    read_at: list[int] | None = None  # read request k offered from this cycle on
 
     def pressured(self, p: float, seed: int, p_read: float | None = None,
                   p_stall: float | None = None) -> "BuffetJob":
@@ -71,9 +73,9 @@ class BuffetDriver:
 
     def drive(self) -> dict[str, int]:
         j, rng = self.job, self.rng
-        if not self.fill_valid and self.nf < len(j.fills):
+        if not self.fill_valid and self.nf < len(j.fills) and self._due(j.fill_at, self.nf):
             self.fill_valid = rng.random() >= j.p_fill
-        if not self.rd_valid and self.nr < len(j.requests):
+        if not self.rd_valid and self.nr < len(j.requests) and self._due(j.read_at, self.nr):
             self.rd_valid = rng.random() >= j.p_read
         self.resp_ready = rng.random() >= j.p_stall
         idx, shrink = j.requests[self.nr] if self.nr < len(j.requests) else (0, 0)
@@ -82,6 +84,9 @@ class BuffetDriver:
                 "rd_valid": int(self.rd_valid), "rd_idx": idx, "rd_shrink": shrink,
                 "rd_data_ready": int(self.resp_ready), "upd_valid": 0, "upd_idx": 0,
                 "upd_data": 0, "clear": 0}
+
+    def _due(self, at: list[int] | None, k: int) -> bool:
+        return at is None or self.cycle >= at[k]
 
     def observe(self, out: dict[str, int]) -> None:
         if self.fill_valid and out["fill_ready"]:

@@ -497,6 +497,12 @@ def _whole(t: dict, scale: str) -> float:
     return d["pub"]["by_scale"][scale]["total_pj"] / d["dp"]["by_scale"][scale]["total_pj"]
 
 
+def ours_label(t: dict, key: str) -> str:
+    """A short name of a Table 7.2 design of the energy record."""
+    return {"pub": "PUB", "dp": "DP+AG", "dppe": "DP+PEs", "buffet": "buffet"}.get(
+        key, t["designs"][key]["label"])
+
+
 def energy_sections(energy: dict | None) -> list[str]:
     """Thesis Table 7.2's energy columns and the per-application energy plots, from
     ``bench/energy.py``'s JSON (gate-level simulations, far too long for a sweep task; run it,
@@ -508,28 +514,43 @@ def energy_sections(energy: dict | None) -> list[str]:
     t = (energy or {}).get("table_7_2")
     if not t:
         return lines + ["Not measured: run `bench/energy.py --table` (docs/energy.md).", ""]
-    ours = {d["label"]: d for d in t["designs"].values()}
+    ours = {d["label"]: (k, d) for k, d in t["designs"].items()}
+    ratios = t.get("ratio_over_dp") or {"pub": t["ratio_pub_over_dp"]}
+    dp_ref = THESIS_7_2_ENERGY["DP SRAM + AG"][0]
     rows = []
     for row, ref in THESIS_7_2_ENERGY.items():
         if row == "ratio":
             continue
-        o = ours.get(row)
+        key, o = ours.get(row, (None, None))
         if o is None:
             rows.append([row, "—", "—", ref[0], ref[1],
                          "built; energy not measured (docs/backends.md \"Energy\")"])
         else:
+            r = ratios.get(key, {}).get("1.0")
+            ratio = ("the ratios' reference" if key == "dp" else
+                     f"/ DP+AG {r:.2f} (thesis {ref[0] / dp_ref:.2f})" if r is not None else "")
             rows.append([row, f"{o['pj_per_access']:.2f}", f"{o['sram_pct']:.0f}", ref[0],
-                         ref[1], "45 nm (FreePDK45), not comparable in absolute terms"])
+                         ref[1], ratio + "; 45 nm, not comparable in absolute terms"])
     r = t["ratio_pub_over_dp"]
-    lines += [f"`bench/energy.py` (docs/energy.md): gate-level switching of the generated RTL "
-              f"mapped to CMOS gates, simulated on the line buffer (64x64 image, rows delayed "
-              f"by 64 and 128 cycles; the DP-SRAM + AG design is one buffer per delayed row), "
-              f"SRAM accesses counted and priced by a CACTI-style model with OpenRAM FreePDK45 "
-              f"parameters (`ubgen/constraints/energy.toml`). PUB / DP+AG = {r['1.0']:.2f} "
-              f"(thesis {THESIS_7_2_ENERGY['ratio']:.2f}); with every SRAM energy x0.5: "
-              f"{r['0.5']:.2f}, x1.5: {r['1.5']:.2f}. For the whole line buffer (the DP design's two "
-              f"buffers write every pixel twice): {_whole(t, '1.0'):.2f} (x0.5: "
-              f"{_whole(t, '0.5'):.2f}, x1.5: {_whole(t, '1.5'):.2f}).", ""]
+    sens = "; ".join(f"{ours_label(t, k)} / DP+AG {v['0.5']:.2f} / {v['1.5']:.2f}"
+                     for k, v in ratios.items() if k != "dp")
+    m = t.get("measured")
+    when = (f" Measured {m['date']} at commit {m['commit']} ({m['wall_seconds']} s wall, "
+            f"{m['cpu_seconds']} CPU s, load average {m['load_average'][0]})." if m else "")
+    lines += [f"`bench/energy.py --table` (docs/energy.md): gate-level switching of the "
+              f"generated RTL mapped to CMOS gates, simulated on the line buffer as the compiler "
+              f"maps gaussian 64x64 onto each backend (the same image, writes and reads at the "
+              f"same cycles; rows delayed by 64 and 128 cycles; the dual-port designs are one "
+              f"memory per delayed row), SRAM accesses counted and priced by a CACTI-style "
+              f"model with OpenRAM FreePDK45 parameters (`ubgen/constraints/energy.toml`). "
+              f"DP SRAM + PEs counts the plain dual-port SRAM cores and their controller PE "
+              f"cores as compiled for `dp-pe`, not the PEs' interconnect; the buffet counts its "
+              f"block (head, occupancy, checks, response FIFO, SRAM), no address generation "
+              f"(its read requests come from outside). PUB / DP+AG = {r['1.0']:.2f} "
+              f"(thesis {THESIS_7_2_ENERGY['ratio']:.2f}); with every SRAM energy x0.5 / "
+              f"x1.5: {sens}. For the whole line buffer (the dual-port designs write every "
+              f"pixel twice): PUB / DP+AG {_whole(t, '1.0'):.2f} (x0.5: "
+              f"{_whole(t, '0.5'):.2f}, x1.5: {_whole(t, '1.5'):.2f})." + when, ""]
     lines += _table(head, rows)
     apps = (energy or {}).get("apps") or {}
     lines += ["## Energy per application (thesis Figs. 7.3 and 7.10)", ""]

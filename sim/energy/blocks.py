@@ -1,35 +1,60 @@
 """Energy per access of the memory designs of thesis Table 7.2 (docs/energy.md "Table 7.2"):
-each generated buffer mapped to gates (:mod:`sim.energy.gates`), simulated in Verilator through
-its cocotb testbench with the 3x3 convolution's line buffer (docs/design.md §4: a 64x64 image in,
-two rows delayed by 64 and 128 cycles out; ``sim.tb.pub_cases.ENERGY_PUB_CASES`` /
-``ENERGY_DP_CASES``), switching counted while ``run`` is high, priced by
+each buffer mapped to gates (:mod:`sim.energy.gates`), simulated in Verilator through its cocotb
+testbench with the 3x3 convolution's line buffer (docs/design.md §4: a 64x64 image in, two rows
+delayed by 64 and 128 cycles out), switching counted while ``run`` is high, priced by
 ``ubgen/constraints/energy.toml`` (:mod:`sim.energy.model`).
 
-The PUB serves the whole line buffer (one write port, two read ports); the DP-SRAM + AG design
-needs one dual-port buffer per delayed output (thesis Table 7.3), so its figures are the sum of
-two runs (delay 64 and delay 128). Energy per access = the buffers' energy / the words their
-ports moved (words written + words read); the SRAM share is the macro's part of that energy.
+Every design runs the line buffer as the compiler maps gaussian 64x64 onto it
+(:mod:`sim.energy.workload`), with the same image, the same writes and reads at the same cycles:
+
+* ``pub``: one PUB serves the whole line buffer (one write port, two read ports);
+* ``dp``, ``dppe``, ``buffet``: the dual-port mapping gives one memory block per delayed row
+  (thesis Table 7.3): ``dp`` runs each
+  block's configuration on the DP-SRAM + AG (one run per block, summed); ``dppe`` the plain
+  dual-port SRAM cores with the controllers the compiler builds from PEs for ``dp-pe``
+  (:class:`sim.energy.harness.DPPELineBuffer`, both memories in one run; the PEs'
+  interconnect is not counted); ``buffet`` the buffets with the blocks' fills and reads
+  (:class:`sim.energy.harness.WindowedBuffet`; no address generation, as a buffet has none --
+  its read requests' index and shrink come from outside).
+
+Energy per access = the design's energy / the words its ports moved (words written + words
+read); the SRAM share is the macros' part of that energy.
 """
 from __future__ import annotations
 
 import hashlib
+import json
+import pickle
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ubgen.paths import build_dir
 
 from .gates import EnergyError, emit_verilog, parse_counts, synthesize
+from .workload import PE_MODULE
 from .model import Tech, energy, load_tech
 
-__all__ = ["DESIGNS", "block_counts", "design_energy", "block_category"]
+__all__ = ["DESIGNS", "Design", "block_counts", "design_energy", "block_category",
+           "design_cases", "simulate", "stimulus"]
 
 BUILD = build_dir("energy")
 
-# Table 7.2 rows built here: design -> (block, cocotb module, cases, label)
+
+@dataclass(frozen=True)
+class Design:
+    """One row of Table 7.2: the model's name (its top module), its cocotb module and label."""
+    block: str
+    module: str
+    label: str
+
+
+# Table 7.2 rows built here, in the thesis's order (bottom up)
 DESIGNS = {
-    "pub": ("pub", "sim.tb.test_pub", ("gaussian",), "4 Wide SP SRAM +AGG +TB +AGs (PUB)"),
-    "dp": ("dpbuf", "sim.tb.test_dpbuf", ("dp_line64", "dp_line128"), "DP SRAM + AG"),
+    "pub": Design("pub", "sim.tb.test_pub", "4 Wide SP SRAM +AGG +TB +AGs (PUB)"),
+    "dp": Design("dpbuf", "sim.tb.test_dpbuf", "DP SRAM + AG"),
+    "dppe": Design("dppe", "sim.tb.test_dppe", "DP SRAM + PEs"),
+    "buffet": Design("buffet_energy", "sim.tb.test_buffet", "Buffet"),
 }
 
 _CONTROLLERS = ("in2agg", "agg2sram", "sram2tb", "tb2out", "wr", "rd", "counter")
@@ -37,13 +62,14 @@ _CONTROLLERS = ("in2agg", "agg2sram", "sram2tb", "tb2out", "wr", "rd", "counter"
 
 def block_category(path: str, module: str, part: str) -> str:
     """Table 7.2 breakdown of a buffer: SRAM macro, clock, controllers (iteration domains,
-    address and schedule generators, the cycle counter), AGG, TB, configuration registers, and
-    the rest (SRAM port logic, chaining, top-level glue)."""
+    address and schedule generators, the cycle counter; the PEs of DP-SRAM + PEs), AGG, TB,
+    configuration registers, the buffet's control (head, occupancy, checks, response FIFO),
+    and the rest (SRAM port logic, chaining, top-level glue)."""
     if part in ("sram", "clock"):
         return {"sram": "SRAM", "clock": "clock"}[part]
     leaf = module.split(".")
     sub = leaf[1] if len(leaf) > 1 else ""
-    if sub.startswith(_CONTROLLERS):
+    if sub.startswith(_CONTROLLERS) or leaf[0] == PE_MODULE:
         return "controllers"
     if sub.startswith("agg"):
         return "aggregators"
@@ -51,7 +77,20 @@ def block_category(path: str, module: str, part: str) -> str:
         return "transpose buffers"
     if sub.startswith("config"):
         return "config registers"
+    if sub.startswith("buffet"):
+        return "buffet control"
     return "SRAM port + glue"
+
+
+def design_cases(design: str, zero: bool = False) -> list[str]:
+    """The runs of a design (their figures are summed): one per dual-port block for ``dp``,
+    one run of the whole line buffer for the others."""
+    if design == "dp":
+        from .workload import line_buffer_blocks
+        return [b.name + ("_zero" if zero else "") for b in line_buffer_blocks()]
+    if design in DESIGNS:
+        return ["line" + ("_zero" if zero else "")]
+    raise EnergyError(f"no Table 7.2 design {design!r} (has {', '.join(DESIGNS)})")
 
 
 @dataclass
@@ -60,12 +99,31 @@ class _Model:
     infos: dict
     name: str
     seconds: float
+    hier: tuple[str, ...] = ()          # modules Verilator builds as hierarchical blocks
 
 
-def _model(block: str, arch: str, log) -> _Model:
+def _verilog(design: str, arch: str) -> str:
+    """The Verilog of a design's block, its top module named ``DESIGNS[design].block``."""
+    from amaranth.back import verilog
     from ubgen.arch import load_arch
     from ubgen.blocks import block_verilog
-    text = block_verilog(load_arch(arch), block)
+    a, top = load_arch(arch), DESIGNS[design].block
+    if design in ("pub", "dp"):
+        return block_verilog(a, top)
+    if design == "dppe":
+        from .harness import DPPELineBuffer, pe_verilog
+        from .workload import dppe_controllers
+        return pe_verilog() + "\n" + verilog.convert(DPPELineBuffer(a, dppe_controllers()),
+                                                     name=top, emit_src=False)
+    from ubgen.buffet.spec import BuffetParams
+    from .harness import WindowedBuffet
+    return verilog.convert(WindowedBuffet(BuffetParams.from_dpbuf(a.dpbuf)), name=top,
+                           emit_src=False)
+
+
+def _model(design: str, arch: str, log) -> _Model:
+    block = DESIGNS[design].block
+    text = _verilog(design, arch)
     sha = hashlib.sha256(text.encode()).hexdigest()[:16]
     work = BUILD / f"{block}-{arch}-{sha}"
     src = work / f"{block}.v"
@@ -75,35 +133,88 @@ def _model(block: str, arch: str, log) -> _Model:
     t = time.perf_counter()
     log(f"gates: {block} ({arch}) -> Yosys CMOS mapping (cached in {work.name})")
     netlist = synthesize([src], block, work / "synth")
-    files, infos = emit_verilog(netlist, block, work / "gl", window="run")
-    return _Model(files, infos, f"energy/{block}-{arch}-{sha}", time.perf_counter() - t)
+    # the controller PEs share one PE module: Verilated once as a hierarchical block (flat,
+    # the 24 inlined PEs had not left Verilator's front end after 15 min on a loaded machine)
+    hier = (PE_MODULE,) if design == "dppe" else ()
+    files, infos = emit_verilog(netlist, block, work / "gl", window="run", keep=set(hier),
+                                files={m: f"{m}.v" for m in hier})
+    return _Model(files, infos, f"energy/{block}-{arch}-{sha}" + ("-hier" if hier else ""),
+                  time.perf_counter() - t, hier)
+
+
+def stimulus(design: str, case: str, work: Path) -> tuple[str, dict, int]:
+    """``(cocotb test, environment, words the ports move)`` of one run of ``design``."""
+    from .workload import buffet_jobs, dp_case, dppe_case, line_buffer_blocks, pub_case
+    zero = case.endswith("_zero")
+    work.mkdir(parents=True, exist_ok=True)
+    if design == "buffet":
+        jobs = buffet_jobs(zero)
+        path = work / f"{case}.jobs.json"
+        path.write_text(json.dumps([asdict(j) for j in jobs]))
+        env = {"UBGEN_BUFFET_JOBS": str(path),
+               "UBGEN_BUFFET_RESULTS": str(work / f"{case}.results.json")}
+        return "buffet_jobs", env, sum(len(j.fills) + len(j.expected) for j in jobs)
+    if design == "dppe":
+        writes, c = dppe_case(zero)
+        # the input stream is written into every memory
+        payload = (writes, c)
+        words = len(c.expected) * len(c.inputs[0]) + sum(len(s) for s in c.expected.values())
+    elif design == "pub":
+        payload = c = pub_case(zero)
+        words = _words(c)
+    else:
+        blocks = {b.name: b for b in line_buffer_blocks()}
+        name = case.removesuffix("_zero")
+        if name not in blocks:
+            raise EnergyError(f"no energy case {case!r} for dp (has {', '.join(blocks)})")
+        c = dp_case(blocks[name], zero)
+        payload, words = c, _words(c)
+    path = work / f"{case}.case.pickle"
+    path.write_bytes(pickle.dumps(payload))
+    return "energy_file", {"UBGEN_ENERGY_CASE": str(path)}, words
+
+
+def _words(case) -> int:
+    """Words a case's ports move: every input word and every expected output word."""
+    return (sum(len(s) for s in case.inputs.values())
+            + sum(len(s) for s in case.expected.values()))
+
+
+def simulate(design: str, test: str, env: dict, arch: str = "pub", log=print) -> dict:
+    """Run cocotb ``test`` (with the environment ``env``: its stimulus) on the design's
+    gate-level model (built when missing); the run's parsed counts, the module infos and the
+    seconds. The testbench's check of the outputs failing raises (the cocotb runner's
+    ``AssertionError`` or ``SystemExit``)."""
+    from sim.runner import BUILD as SIM_BUILD, run_cocotb
+    m = _model(design, arch, log)
+    t = time.perf_counter()
+    log(f"simulate: {design} gate level, {test} (Verilator; the first build takes minutes)")
+    run_cocotb(name=m.name, sources=m.files, toplevel=DESIGNS[design].block,
+               test_module=DESIGNS[design].module, testcase=[test],
+               extra_env={"UBGEN_ARCH": arch, **env}, build_args=["-CFLAGS", "-O0"],
+               hier_blocks=list(m.hier) or None)
+    counts = parse_counts((SIM_BUILD / m.name / f"test_{test}.log").read_text())
+    if not counts["modules"]:
+        raise EnergyError(f"{design}: the simulation printed no energy counts")
+    return {"counts": counts, "infos": m.infos, "sim_seconds": round(time.perf_counter() - t, 1)}
 
 
 def block_counts(design: str, case: str, arch: str = "pub", log=print) -> dict:
     """One gate-level run of a Table 7.2 design on one energy case: its switching counts, the
     module infos and the words its ports moved."""
-    from sim.runner import BUILD as SIM_BUILD, run_cocotb
-    from sim.tb.pub_cases import ENERGY_DP_CASES, ENERGY_PUB_CASES
-    block, module, _, _ = DESIGNS[design]
-    cases = ENERGY_PUB_CASES if block == "pub" else ENERGY_DP_CASES
+    if design not in DESIGNS:
+        raise EnergyError(f"no Table 7.2 design {design!r} (has {', '.join(DESIGNS)})")
+    cases = design_cases(design) + design_cases(design, zero=True)
     if case not in cases:
         raise EnergyError(f"no energy case {case!r} for {design} (has {', '.join(cases)})")
-    m = _model(block, arch, log)
-    t = time.perf_counter()
-    log(f"simulate: {design} gate level, case {case} (Verilator; the first build takes minutes)")
-    test = f"energy_{case}"
-    run_cocotb(name=m.name, sources=m.files, toplevel=block, test_module=module,
-               testcase=[test], extra_env={"UBGEN_ARCH": arch}, build_args=["-CFLAGS", "-O0"])
-    counts = parse_counts((SIM_BUILD / m.name / f"test_{test}.log").read_text())
-    if not counts["modules"]:
-        raise EnergyError(f"{design}: the simulation printed no energy counts")
-    c = cases[case]
-    accesses = (sum(len(s) for s in c.inputs.values())
-                + sum(len(s) for s in c.expected.values()))
-    return {"design": design, "case": case, "counts": counts, "infos": m.infos,
-            "accesses": accesses, "ffs": sum(i.ffs for i in m.infos.values()),
-            "gates": sum(i.gates for i in m.infos.values()),
-            "sim_seconds": round(time.perf_counter() - t, 1)}
+    test, env, accesses = stimulus(design, case, BUILD / "stimuli" / design)
+    run = simulate(design, test, env, arch, log)
+    infos, insts = run["infos"], run["counts"]["modules"].values()
+    # per module instance (a PE module serves every controller PE of DP-SRAM + PEs)
+    return {"design": design, "case": case, "counts": run["counts"], "infos": infos,
+            "accesses": accesses, "ffs": sum(infos[c["module"]].ffs for c in insts),
+            "gates": sum(infos[c["module"]].gates for c in insts),
+            "sim_seconds": run["sim_seconds"]}
 
 
 def _price(runs: list[dict], tech: Tech) -> dict:
@@ -128,11 +239,11 @@ def design_energy(design: str, tech: Tech | None = None, zero: bool = False, log
     each SRAM-energy scale of ``scales`` (the same simulations re-priced); ``zero``: on the
     all-zero image (the control)."""
     tech = tech or load_tech()
-    runs = [block_counts(design, case + ("_zero" if zero else ""), log=log)
-            for case in DESIGNS[design][2]]
+    runs = [block_counts(design, case, log=log) for case in design_cases(design, zero)]
     by_scale = {str(float(s)): _price(runs, tech.scaled(s)) for s in scales}
     one = by_scale.get("1.0") or next(iter(by_scale.values()))
-    return {"design": design, "label": DESIGNS[design][3], "zero_image": zero,
+    return {"design": design, "label": DESIGNS[design].label, "zero_image": zero,
             "cases": [r["case"] for r in runs], "ffs": runs[0]["ffs"],
             "gates": runs[0]["gates"], "sim_seconds": sum(r["sim_seconds"] for r in runs),
+            "srams": {r["case"]: r["counts"]["srams"] for r in runs},
             **one, "by_scale": by_scale}

@@ -289,32 +289,3 @@ DP_CASES = {c.name: c for c in (dp_delay(), dp_delay(stall=0.3))}
 __all__ = ["Case", "ctl", "case_registers", "register_values", "PUB_CASES", "TB4_CASES", "DP_CASES",
            "chained_delay", "transpose_stream"]
 
-
-# --- stimuli of the energy comparison (sim/energy/blocks.py, docs/energy.md): the 3x3
-# convolution's line buffer of docs/design.md §4 on the PUB, and the same two row delays on
-# dual-port buffers (one DP-SRAM + AG per delayed output, thesis Table 7.3), each on a random and
-# on an all-zero image (the negative control: no data toggles).
-
-def _zero_image(case: Case) -> Case:
-    zero = {p: {c: 0 for c in s} for p, s in case.inputs.items()}
-    exp = {q: [(c, 0) for c, _ in s] for q, s in case.expected.items()}
-    return Case(case.name + "_zero", case.configs, zero, exp, case.horizon, case.regs,
-                case.window, seed=case.seed)
-
-
-def dp_line(delay: int) -> Case:
-    """DP-SRAM + AG: one output of the 3x3 convolution's line buffer, the 64x64 image of the
-    PUB fixture delayed by ``delay`` cycles: write pixel x + 64y at that cycle to address
-    (x + 64y) mod 2048, read it at delay - 1 + x + 64y (data out at delay + x + 64y)."""
-    img = image(64, 64, seed=11)
-    cfg = {"wr": ctl((64, 64), 0, (1, 64), addr=(0, (1, 64))),
-           "rd": ctl((64, 64), delay - 1, (1, 64), addr=(0, (1, 64)))}
-    exp = {0: delayed(img, delay)}
-    return Case(f"dp_line{delay}", cfg, {0: raster_input(img)}, exp, _horizon(exp), seed=9)
-
-
-ENERGY_PUB_CASES = {c.name: c for c in (gaussian_line_buffer(),
-                                        _zero_image(gaussian_line_buffer()))}
-ENERGY_DP_CASES = {c.name: c for c in (dp_line(64), dp_line(128), _zero_image(dp_line(64)),
-                                       _zero_image(dp_line(128)))}
-__all__ += ["ENERGY_PUB_CASES", "ENERGY_DP_CASES"]

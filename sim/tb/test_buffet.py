@@ -3,7 +3,8 @@
 ``UBGEN_BUFFET_JOBS`` names a JSON file of jobs; each runs after a ``clear`` with its random
 gaps and back-pressure (:class:`sim.buffet_run.BuffetDriver`: inputs driven after the falling
 edge, handshakes taken from the settled outputs), and its result is written to
-``UBGEN_BUFFET_RESULTS``. The test fails when a job does not pass.
+``UBGEN_BUFFET_RESULTS``. The test fails when a job does not pass. A top level with a ``run``
+input (``sim.energy.harness.WindowedBuffet``, the energy runs) has it high while a job runs.
 """
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ async def buffet_jobs(dut):
         await RisingEdge(dut.clk)
     dut.rst.value = 0
     results = []
+    window = hasattr(dut, "run")
+    if window:
+        dut.run.value = 0
     for job in read_jobs(os.environ["UBGEN_BUFFET_JOBS"]):
         await _clear(dut)
         drv = BuffetDriver(job)
@@ -43,8 +47,13 @@ async def buffet_jobs(dut):
             await FallingEdge(dut.clk)
             for k, v in drv.drive().items():
                 getattr(dut, k).value = v
+            if window:
+                dut.run.value = 1
             await ReadOnly()
             drv.observe({k: int(getattr(dut, k).value) for k in OUTPUTS})
+        if window:
+            await FallingEdge(dut.clk)
+            dut.run.value = 0
         results.append(drv.result())
         dut._log.info(f"{job.name}: {results[-1]}")
     with open(os.environ["UBGEN_BUFFET_RESULTS"], "w") as f:

@@ -1,5 +1,5 @@
 """cocotb tests of the generated DP-SRAM + AG buffer: the 64-cycle delay line, with and without
-random stalls."""
+random stalls, and the energy runs' stimulus from a file (``energy_file``)."""
 from __future__ import annotations
 
 import cocotb
@@ -8,7 +8,7 @@ from ubgen.arch import load_arch
 from ubgen.dpbuf import dpbuf_regmap, encode_dpbuf
 
 from . import driver
-from .pub_cases import DP_CASES, ENERGY_DP_CASES
+from .pub_cases import DP_CASES
 
 
 async def run_case(dut, case) -> None:
@@ -29,12 +29,9 @@ async def dp_delay_stall(dut):
     await run_case(dut, DP_CASES["dp_delay_stall"])
 
 
-def _energy_test(name: str):
-    async def test(dut):
-        await run_case(dut, ENERGY_DP_CASES[name])
-    return cocotb.test(name=f"energy_{name}")(test)
 
-
-# the energy stimuli (sim/energy/blocks.py), selected by name as energy_<case>
-for _name in ENERGY_DP_CASES:
-    globals()[f"energy_{_name}"] = _energy_test(_name)
+@cocotb.test()
+async def energy_file(dut):
+    """The case ``UBGEN_ENERGY_CASE`` names (sim/energy/blocks.py: a memory block of the line
+    buffer as the compiler maps it)."""
+    await run_case(dut, driver.load_case())

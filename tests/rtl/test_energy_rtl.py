@@ -1,42 +1,123 @@
 """Gate-level energy runs (docs/energy.md), large: `make regress`.
 
-Table 7.2's designs on the 3x3 convolution's line buffer: the SRAM accesses equal what the
-controller configurations ask for, and the all-zero image (the negative control) switches less
-logic than the random one. The whole accelerator (a two-level gpyr on cgra_4x4, which leaves 7
-of the 20 tiles unused; gaussian no longer fits cgra_4x4's 12 PE tiles): the gate-level netlist
-reproduces the golden output in the predicted cycles, all-zero inputs cost less dynamic energy
-than random ones, a tile no route or node uses costs clock energy and no data energy, and twice
-the output pixels cost about twice the data energy."""
+Table 7.2's four designs on the 3x3 convolution's line buffer as the compiler maps it onto each
+(sim/energy/workload.py): every run's testbench checks each read word at its cycle (a wrong
+configuration fails it: the negative controls), the words expected are the image delayed by 64
+and 128 cycles, the SRAM accesses equal what the configurations ask for, and the all-zero image
+(the negative control of the switching) switches less logic than the random one. The whole
+accelerator (a two-level gpyr on cgra_4x4, which leaves 7 of the 20 tiles unused; gaussian no
+longer fits cgra_4x4's 12 PE tiles): the gate-level netlist reproduces the golden output in the
+predicted cycles, all-zero inputs cost less dynamic energy than random ones, a tile no route or
+node uses costs clock energy and no data energy, and twice the output pixels cost about twice
+the data energy."""
+import json
+import pickle
+
 import pytest
 
 pytestmark = [pytest.mark.rtl, pytest.mark.regress]
+
+DESIGNS = ("pub", "dp", "dppe", "buffet")
 
 
 @pytest.fixture(scope="module")
 def table():
     from sim.energy.blocks import design_energy
-    return {d: (design_energy(d), design_energy(d, zero=True)) for d in ("pub", "dp")}
+    return {d: (design_energy(d), design_energy(d, zero=True)) for d in DESIGNS}
+
+
+def _spec(delay: int, start: int) -> list[tuple[int, int]]:
+    """The image's pixels delayed by ``delay`` cycles after their input at ``start + x +
+    64y`` (written from the unified buffer's specification, not from a model)."""
+    from sim.tb.pub_cases import delayed, image
+    return [(start + c, v) for c, v in delayed(image(64, 64, seed=11), delay)]
+
+
+def test_table_7_2_workload_reads_the_delayed_rows():
+    from sim.energy.workload import buffet_jobs, dp_case, dppe_case, line_buffer_blocks, \
+        line_image, pub_case
+    pub = pub_case()
+    start = min(pub.inputs[0])
+    assert pub.inputs[0] == {start + k: v for k, v in enumerate(line_image())}
+    assert (pub.expected[0], pub.expected[1]) == (_spec(64, start), _spec(128, start))
+    blocks = line_buffer_blocks()
+    assert [b.name for b in blocks] == ["hw_input_d64", "hw_input_d128"]
+    for b, delay in zip(blocks, (64, 128)):
+        c = dp_case(b)
+        assert c.inputs == pub.inputs and c.expected[0] == _spec(delay, start)
+    _writes, pe = dppe_case()
+    assert pe.inputs == pub.inputs and pe.expected == pub.expected
+    jobs = buffet_jobs()
+    assert [j.expected for j in jobs] == [line_image()] * 2
+    assert [j.fill_at[0] for j in jobs] == [start] * 2
+    assert [j.read_at[0] for j in jobs] == [start + 63, start + 127]
 
 
 def test_table_7_2_sram_accesses_follow_the_configuration(table):
-    from sim.energy.blocks import block_counts
-    pub = block_counts("pub", "gaussian")["counts"]["srams"]
-    (s,) = pub.values()
+    def macros(design, case):
+        return [(d["kind"], d["depth"], d["width"], d["writes"], d["reads"])
+                for d in table[design][0]["srams"][case].values()]
     # 4096 pixels in: one wide write per 4 words; two rows out: one wide read per 4 words each
-    assert (s["kind"], s["depth"], s["width"]) == ("sp", 512, 64)
-    assert s["writes"] == 1024 and s["reads"] == 2048
-    for case in ("dp_line64", "dp_line128"):
-        (d,) = block_counts("dp", case)["counts"]["srams"].values()
-        assert (d["kind"], d["depth"], d["width"]) == ("dp", 2048, 16)
-        assert d["writes"] == 4096 and d["reads"] == 4096
+    assert macros("pub", "line") == [("sp", 512, 64, 1024, 2048)]
+    for case in ("hw_input_d64", "hw_input_d128"):
+        assert macros("dp", case) == [("dp", 2048, 16, 4096, 4096)]
+    assert macros("dppe", "line") == [("dp", 2048, 16, 4096, 4096)] * 2
+    # one buffet run of both delay lines, one after the other
+    assert macros("buffet", "line") == [("dp", 2048, 16, 8192, 8192)]
+    assert {d: r["accesses"] for d, (r, _z) in table.items()} == \
+        {"pub": 12288, "dp": 16384, "dppe": 16384, "buffet": 16384}
 
 
 def test_table_7_2_zero_image_switches_less(table):
+    assert sorted(table) == sorted(DESIGNS)
     for design, (rand, zero) in table.items():
         assert zero["dynamic_logic_pj"] < rand["dynamic_logic_pj"], design
         # the SRAM accesses and the clock are the same: only data switching differs
         assert zero["categories_pj"]["SRAM"] == pytest.approx(rand["categories_pj"]["SRAM"])
         assert zero["categories_pj"]["clock"] == pytest.approx(rand["categories_pj"]["clock"])
+
+
+def test_table_7_2_controller_pes_are_counted(table):
+    """DP SRAM + PEs: the PE cores' energy is booked as controllers, the SRAM cores' as SRAM
+    and port logic; the buffet's own logic as buffet control."""
+    pe = table["dppe"][0]["categories_pj"]
+    assert pe["controllers"] > 0 and pe["SRAM"] > 0
+    assert table["buffet"][0]["categories_pj"]["buffet control"] > 0
+    assert "controllers" not in table["buffet"][0]["categories_pj"]
+
+
+def test_table_7_2_runs_fail_on_a_wrong_configuration(tmp_path):
+    """Negative controls of the runs' check: the DP-SRAM + PEs with its second read
+    controller's schedule generator starting one cycle late delivers its words a cycle late,
+    and the buffets releasing no word after a read (so every read returns the first pixel)
+    deliver wrong words: both runs fail (the cocotb runner exits)."""
+    from dataclasses import asdict, replace
+    from sim.energy.blocks import _model, simulate
+    from sim.energy.workload import buffet_jobs, dppe_case, dppe_controllers, pe_slots
+    from sim.runner import BUILD as SIM_BUILD
+    from ubgen.array.tilespec import TILE_ADDR_WIDTH
+    from ubgen.pe.spec import pe_regmap
+    writes, case = dppe_case()
+    k = [name for name, _n in pe_slots(dppe_controllers())].index("rd1_sg")
+    addr = (k << TILE_ADDR_WIDTH) | pe_regmap()["data2_const"].offset
+    bad = [(a, v + 1 if a == addr else v) for a, v in writes]
+    assert bad != writes
+    path = tmp_path / "dppe.pickle"
+    path.write_bytes(pickle.dumps((bad, case)))
+    with pytest.raises((AssertionError, SystemExit)):
+        simulate("dppe", "energy_file", {"UBGEN_ENERGY_CASE": str(path)})
+    log = (SIM_BUILD / _model("dppe", "pub", print).name / "test_energy_file.log").read_text()
+    assert "port 1: 4096 words, expected 4096; first difference at #0: got (131," in log
+    jobs = [asdict(replace(j, requests=[(i, 0) for i, _s in j.requests]))
+            for j in buffet_jobs()]
+    jobs_path, results = tmp_path / "jobs.json", tmp_path / "results.json"
+    jobs_path.write_text(json.dumps(jobs))
+    with pytest.raises((AssertionError, SystemExit)):
+        simulate("buffet", "buffet_jobs", {"UBGEN_BUFFET_JOBS": str(jobs_path),
+                                           "UBGEN_BUFFET_RESULTS": str(results)})
+    got = json.loads(results.read_text())
+    assert [r["passed"] for r in got] == [False, False]
+    assert all(r["mismatches"] > 4000 for r in got)
 
 
 @pytest.fixture(scope="module", params=["gate", "shortcut"])

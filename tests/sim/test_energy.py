@@ -277,3 +277,70 @@ def test_an_unconfigured_controller_costs_clock_and_no_data(controller_gates):
     assert _sum(idle, "cycles") == 100 and sum(i.ffs for i in infos.values()) > 0
     assert _sum(idle, "tdrv") == 0 and _sum(idle, "tfan") == 0, idle
     assert _sum(busy, "tdrv") > 0 and _sum(busy, "tfan") > 0
+
+
+# --- Table 7.2's designs (sim/energy/blocks.py, harness.py): the parts that need no model ------
+
+@pytest.mark.parametrize("module, part, category", [
+    # every module of the PE core instantiated as a controller PE is a controller
+    ("ctl_pe.alu", "data", "controllers"), ("ctl_pe", "data", "controllers"),
+    ("dppe.mem0", "data", "SRAM port + glue"), ("buffet_energy.buffet", "data", "buffet control"),
+    ("buffet_energy.buffet", "sram", "SRAM"),
+    # the control: a PUB module is not taken for a PE or the buffet
+    ("pub.glue", "data", "SRAM port + glue")])
+def test_table_7_2_categories_of_the_new_designs(module, part, category):
+    from sim.energy.blocks import block_category
+    assert block_category("TOP.x", module, part) == category
+
+
+def test_table_7_2_unknown_design_or_case_is_a_one_line_error():
+    from sim.energy.blocks import block_counts, design_cases
+    with pytest.raises(EnergyError, match=r"no Table 7.2 design 'sram'.*pub, dp, dppe, buffet"):
+        design_cases("sram")
+    with pytest.raises(EnergyError, match=r"no energy case 'gaussian' for pub \(has line, "
+                                          r"line_zero\)"):
+        block_counts("pub", "gaussian")
+
+
+def test_dppe_configuration_bus_writes_reach_every_controller_pe():
+    """Each controller PE at its own index above the 16-bit tile-local offset, with its
+    register values; the write and read controllers' PEs named for the category."""
+    from compiler.backend.pe_controllers import synthesize
+    from sim.energy.workload import dppe_writes, pe_slots
+    from ubgen.controller import AffineMap, ControllerConfig
+    from ubgen.pe.spec import pe_regmap
+    wr = synthesize(ControllerConfig((8, 4), AffineMap(2, (1, 8)), {"addr": AffineMap(0, (1, 8))}),
+                    "wr0")
+    rd = synthesize(ControllerConfig((8, 4), AffineMap(9, (1, 8)), {"addr": AffineMap(0, (1, 0))}),
+                    "rd0")
+    slots = pe_slots([(wr, rd)])
+    assert [n for n, _ in slots] == [f"wr0_{x.name[4:]}" for x in wr.nodes] + \
+        [f"rd0_{x.name[4:]}" for x in rd.nodes]
+    writes = dppe_writes([(wr, rd)])
+    rm = pe_regmap()
+    by_pe: dict[int, dict[int, int]] = {}
+    for addr, value in writes:
+        by_pe.setdefault(addr >> 16, {})[addr & 0xFFFF] = value
+    assert sorted(by_pe) == list(range(len(slots)))
+    for k, (_name, node) in enumerate(slots):
+        assert by_pe[k] == dict(rm.writes(node.config()))
+    # the schedule generator of the read stream starts at its first fire's cycle
+    k = [n for n, _ in slots].index("rd0_sg")
+    assert by_pe[k][rm["data2_const"].offset] == 9
+
+
+def test_buffet_job_timing_holds_fills_and_reads_until_their_cycles():
+    from sim.buffet_run import BuffetDriver, BuffetJob
+    job = BuffetJob("t", [5, 6], [(0, 1), (0, 1)], [5, 6], fill_at=[2, 3], read_at=[4, 6])
+    d = BuffetDriver(job)
+    seen = []
+    for _ in range(8):
+        i = d.drive()
+        seen.append((i["fill_valid"], i["rd_valid"]))
+        d.observe({"fill_ready": 1, "rd_ready": 1, "rd_data": 0, "rd_data_valid": 0,
+                   "upd_ready": 1})
+    assert seen == [(0, 0), (0, 0), (1, 0), (1, 0), (0, 1), (0, 0), (0, 1), (0, 0)]
+    # the control: without the cycles, the first fill and read are offered at once
+    free = BuffetDriver(BuffetJob("t", [5, 6], [(0, 1), (0, 1)], [5, 6]))
+    first = free.drive()
+    assert (first["fill_valid"], first["rd_valid"]) == (1, 1)

@@ -151,8 +151,21 @@ def test_energy_sections_render_the_table_and_say_when_unmeasured():
                      "dp": design("DP SRAM + AG", 4.0, 400.0)},
          "ratio_pub_over_dp": {"0.5": 0.4, "1.0": 0.5, "1.5": 0.6}}
     text = "\n".join(energy_sections({"table_7_2": t}))
-    assert "PUB / DP+AG = 0.50" in text and "whole line buffer" in text and ": 0.25 (" in text
-    assert "| DP SRAM + AG | 4.00 |" in text and "energy not measured" in text   # buffet, DP + PEs
+    assert "PUB / DP+AG = 0.50" in text and "whole line buffer" in text
+    assert "pixel twice): PUB / DP+AG 0.25 (x0.5: 0.25" in text
+    assert "| DP SRAM + AG | 4.00 |" in text
+    assert text.count("energy not measured") == 2              # buffet, DP + PEs
+    # with DP SRAM + PEs measured: its row, its ratio to DP+AG beside the thesis's (4.8 / 3.6)
+    t["designs"]["dppe"] = design("DP SRAM + PEs", 6.0, 600.0)
+    t["ratio_over_dp"] = {"pub": t["ratio_pub_over_dp"], "dp": {"0.5": 1, "1.0": 1, "1.5": 1},
+                          "dppe": {"0.5": 1.4, "1.0": 1.5, "1.5": 1.6}}
+    t["measured"] = {"date": "2026-11-27 17:00 UTC", "commit": "abc1234", "wall_seconds": 9,
+                     "cpu_seconds": 5, "load_average": [3.5, 2.0, 1.0]}
+    text = "\n".join(energy_sections({"table_7_2": t}))
+    assert "| DP SRAM + PEs | 6.00 | 50 | 4.80 | 70 | / DP+AG 1.50 (thesis 1.33)" in text
+    assert "PUB / DP+AG 0.40 / 0.60; DP+PEs / DP+AG 1.40 / 1.60." in text
+    assert "at commit abc1234" in text and "load average 3.5" in text
+    assert text.count("energy not measured") == 1               # the buffet
 
 
 def test_table_v_comment_compares_harris_with_the_paper():
