@@ -26,14 +26,14 @@ from pathlib import Path
 from ubgen.paths import build_dir
 
 from .array import CATEGORIES, array_category, tile_of, timed_run
-from .events import SRAM_PREFIX, WINDOW_CYCLES, instrument, parse_coverage, port_toggles
+from .events import SRAM_PREFIX, WINDOW_CYCLES, instrument, parse_events, port_toggles
 from .gates import EnergyError
 from .model import Tech, load_tech
 
 __all__ = ["event_model", "run_events", "price_events", "shortcut_energy"]
 
 BUILD = build_dir("energy")
-FLAVOUR = "events-3"
+FLAVOUR = "events-4"       # 4: event counters in the Verilog, no toggle coverage
 
 
 def event_model(arch, log=print) -> dict:
@@ -41,22 +41,25 @@ def event_model(arch, log=print) -> dict:
     the Verilog's digest): a :func:`sim.array_run.model_for`-shaped dict plus ``macros``."""
     from sim.array_run import ModelOptions, _arch, _verilate, generate_verilog, model_key
     from sim.runner import locked, setup_verilator
+    from ubgen.array import KINDS, tile_module
     from ubgen.top import top_module, verilog_sources
     arch = _arch(arch)
     rtl, vkey, vsec = generate_verilog(arch)
     top = top_module(arch)
-    opts = ModelOptions(coverage=True)
+    # the construction code unoptimised (it builds much faster; the evaluation code is -O2)
+    opts = ModelOptions(opt_slow="-O0")
     seconds = 0.0
     with locked(BUILD / f".events-{arch.name}.lock"):
         src = BUILD / f"events-{arch.name}-rtl"
-        macros = instrument(rtl, src, [p.name for p in verilog_sources(rtl, arch)], top)
+        macros = instrument(rtl, src, [p.name for p in verilog_sources(rtl, arch)], top,
+                            frozenset(tile_module(k) for k in KINDS))
         digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(src.glob("*.v"))))
         key = model_key(f"{digest.hexdigest()}:{FLAVOUR}", opts, False)[:16]
         work = BUILD / f"events-{arch.name}-{key}"
         model_dir, stamp = work / "model", work / "model" / "model.json"
         if not (stamp.exists() and json.loads(stamp.read_text()).get("key") == key):
-            log(f"energy: Verilator build of {arch.name}'s RTL with toggle coverage (cold: "
-                f"about twice the plain model's build; cached in {model_dir})")
+            log(f"energy: Verilator build of {arch.name}'s RTL with event counters (cold: "
+                f"about the plain model's build; cached in {model_dir})")
             t = time.perf_counter()
             setup_verilator()
             if work.exists():
@@ -79,16 +82,13 @@ def run_events(bundle: dict, arch, log=print) -> dict:
     t0 = time.perf_counter()
     model, res, sim_seconds = timed_run(bundle, arch, event_model, log)
     run_dir = Path(res["run_dir"])
-    files = sorted(run_dir.glob("energy_cov_*.dat"))
-    if not files:
-        raise EnergyError(f"the RTL run wrote no energy window's counts ({run_dir})")
-    inst: dict = {}
-    for f in files:
-        parse_coverage(f.read_text(), inst)
+    inst = parse_events((run_dir / "sim.log").read_text())
+    if not any(WINDOW_CYCLES in i["signals"] for i in inst.values()):
+        raise EnergyError(f"the RTL run printed no energy window's counts ({run_dir})")
     if res["passed"]:
         shutil.rmtree(run_dir, ignore_errors=True)
         res.pop("run_dir")
-    return {"result": res, "instances": inst, "windows": len(files), "model": model,
+    return {"result": res, "instances": inst, "model": model,
             "sim_seconds": round(sim_seconds, 1),
             "model_seconds": round(time.perf_counter() - t0 - sim_seconds, 1)}
 
