@@ -125,6 +125,27 @@ def validate(app: str, arch: str, sizes: dict, log=print, gate: dict | None = No
             s_["window_cycles"], "gate": gate, "shortcut": short}
 
 
+def compare_counting(app: str, arch: str, sizes: dict, log=print) -> dict:
+    """The shortcut's two ways of counting RTL events on one run of the same bundle (the
+    event counters it uses, and Verilator's toggle coverage, each priced by the
+    characterisation fitted on its own counts): per category, the counters' difference in
+    percent of the coverage's figure."""
+    from compiler.pipeline import compile_app
+    from sim.energy.array import CATEGORIES
+    from sim.energy.shortcut import coverage_reference
+    r = compile_app(app, arch, sizes or None, until="bundle")
+    ref = coverage_reference(r.bundle, r.arch, log=log)
+    a, b = ref["coverage"], ref["counters"]
+    rows = {c: {"coverage_pj": a["categories_pj"][c], "counters_pj": b["categories_pj"][c],
+                "diff_pct": round(100 * (b["categories_pj"][c] - a["categories_pj"][c])
+                                  / a["categories_pj"][c], 3) if a["categories_pj"][c] else None}
+            for c in CATEGORIES}
+    rows["total"] = {"coverage_pj": a["total_pj"], "counters_pj": b["total_pj"],
+                     "diff_pct": round(100 * (b["total_pj"] - a["total_pj"]) / a["total_pj"], 3)}
+    return {"app": app, "arch": arch, "sizes": sizes, "passed": ref["passed"], "rows": rows,
+            "window_cycles": b["window_cycles"], "sim_seconds": ref["sim_seconds"]}
+
+
 def charz_summary(arch: str, log=print) -> dict:
     """The arch's characterisation (made when missing) in brief: per tile kind its flip-flops,
     blocks, each stimulus's gate-level data energy and the fit's error on it."""
@@ -173,7 +194,7 @@ def format_table(t: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
@@ -189,6 +210,9 @@ def main(argv=None) -> int:
                     help="the shortcut against the whole gate-level array on one app (default "
                          f"{point_key(*CONTROL)}; the gate-level model takes about an hour to "
                          "build)")
+    ap.add_argument("--compare-counting", nargs="*", metavar="APP@ARCH",
+                    help="the event counters against Verilator's toggle coverage (the first "
+                         "method) on one run of each app (builds a model with both)")
     ap.add_argument("--charz", nargs="*", metavar="ARCH",
                     help="the shortcut's characterisation of these archs (made when missing)")
     ap.add_argument("--reuse-gate", action="store_true",
@@ -198,9 +222,13 @@ def main(argv=None) -> int:
                     help="--apps/--controls: the whole gate-level array instead of the shortcut")
     ap.add_argument("--out", default=str(OUT), help="JSON output (merged into an existing one)")
     ap.add_argument("--img", default=str(IMG), help="directory of the energy plots")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     if not (args.table or args.apps is not None or args.controls or args.validate
-            or args.charz):
+            or args.charz or args.compare_counting):
         args.table, args.apps, args.controls = True, [point_key(*a) for a in APPS], True
     out = Path(args.out)
     result = json.loads(out.read_text()) if out.exists() else {}
@@ -221,6 +249,11 @@ def main(argv=None) -> int:
             for k, v in c["kinds"].items():
                 print(f"characterisation {arch} {k}: {v['ffs']} flip-flops, {v['blocks']} "
                       f"blocks, fit error up to {v['max_data_error_pct']} %")
+        for spec in args.compare_counting or []:
+            v = result.setdefault("counting", {})[spec] = compare_counting(*parse_point(spec))
+            for c, r in v["rows"].items():
+                print(f"counting {spec} {c}: coverage {r['coverage_pj']:.1f} pJ, counters "
+                      f"{r['counters_pj']:.1f} pJ, {r['diff_pct']} %")
         if args.validate:
             old = result.get("validation") or {}
             same = [old.get(k) for k in ("app", "arch", "sizes")] == list(

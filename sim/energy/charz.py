@@ -167,17 +167,21 @@ def _run_pair(m: dict, stim: tuple, tech: Tech) -> dict:
         e = blocks.setdefault(c["module"], {"pj": 0.0, "toggles": 0, "coverage_toggles": 0})
         e["toggles"] += sum(n for s, n in c["signals"].items() if not s.startswith("ubgen_"))
         e["bits"] = c["bits"]
+    tin_cov = 0
     for h, c in ref.items():            # the first method's counts, compared in the record
         e = blocks.get(c["module"])
         if h.startswith("tb.dut") and e is not None:
             e["coverage_toggles"] = e.get("coverage_toggles", 0) + sum(
                 n for s, n in c["signals"].items() if not s.startswith("ubgen_"))
+        if h.startswith("tb.dut") and c["module"] == m["top"]:
+            tin_cov += sum(port_toggles(c["signals"], p) for p in ins)
         if c["module"] == m["top"]:
             tin += sum(port_toggles(c["signals"], p) for p in ins)
             thop += sum(port_toggles(c["signals"], p) for p in HOP_PORTS)
     inst = list(b.instances.values())
     return {"stimulus": list(stim), "blocks": blocks,
             "input_pj": sum(i["input_pj"] for i in inst), "input_toggles": tin,
+            "input_toggles_coverage": tin_cov,
             "hop_pj": sum(i["hop_pj"] for i in inst),
             "hop_bits_gate": sum(i["thop"] for i in inst), "hop_bits_rtl": thop,
             "clock_pj": sum(i["clock_pj"] for i in inst),
@@ -232,6 +236,9 @@ def _kind(kind: str, arch, rtl: Path, work: Path, tech: Tech, log) -> dict:
             "blocks": {k: {kk: (round(vv, 6) if isinstance(vv, float) else vv)
                            for kk, vv in v.items()} for k, v in sorted(blocks.items())},
             "input_pj_per_toggle": round(k_in, 6), "runs": res,
+            "input_pj": round(sum(r["input_pj"] for r in runs), 6),
+            "input_toggles": sum(r["input_toggles"] for r in runs),
+            "input_toggles_coverage": sum(r["input_toggles_coverage"] for r in runs),
             "max_data_error_pct": max(errs) if errs else None,
             "build_seconds": round(m["build_seconds"], 1),
             "run_seconds": round(time.perf_counter() - t, 1)}

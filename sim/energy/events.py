@@ -31,8 +31,9 @@ from pathlib import Path
 from .gates import MACRO_MIN_DEPTH, EnergyError
 
 __all__ = ["port_toggles", "instrument", "instrument_events", "instrument_memories",
-           "parse_events", "parse_coverage", "module_names", "counted_signals", "port_groups", "COVERAGE_ARGS",
-           "WINDOW_CYCLES", "SRAM_PREFIX", "MAX_WIDTH", "REST"]
+           "coverage_window", "parse_events", "parse_coverage", "module_names",
+           "counted_signals", "port_groups", "COVERAGE_ARGS", "WINDOW_CYCLES", "SRAM_PREFIX",
+           "MAX_WIDTH", "REST"]
 
 # signals of at most 64 bits: Verilator's toggle counts of wider ones (its multi-word values)
 # are wrong (a tile's 320-bit track bus counted 5-8x the toggles of its twenty 16-bit tracks);
@@ -242,16 +243,35 @@ def instrument_events(text: str, known: set[str], top: str | None = None,
 
 
 
+def coverage_window(text: str, top: str, window: str = "run & ~done") -> str:
+    """``text`` with the first method's window in ``top`` (the reference the counters are
+    compared with, a model built with :data:`COVERAGE_ARGS` as well): Verilator's toggle
+    coverage zeroed when the window opens and written to ``energy_cov_<n>.dat`` when it closes
+    (``$c``), per instance."""
+    cov = "Verilated::threadContextp()->coveragep()"
+    block = "\n".join([
+        "  reg ubgen_win = 1'b0;", "  reg [31:0] ubgen_nwin = 32'd0;",
+        "  always @(posedge clk) begin",
+        f"    if (({window}) & !ubgen_win) $c(\"{cov}->forcePerInstance(true); {cov}->zero();\");",
+        f"    if (!({window}) & ubgen_win) begin",
+        f"      $c(\"{cov}->write(std::string(\\\"energy_cov_\\\") + std::to_string(\", "
+        "ubgen_nwin, \") + \\\".dat\\\");\");",
+        "      ubgen_nwin <= ubgen_nwin + 32'd1;", "    end",
+        f"    ubgen_win <= {window};", "  end", ""])
+    return _insert_before_end(text, top, block)
+
+
 def module_names(text: str) -> set[str]:
     """The names of the modules ``text`` defines."""
     return {m.group(1).lstrip("\\") for m in _MODULE.finditer(text)}
 
 
 def instrument(src: Path, dst: Path, files: list[str], top: str | None,
-               port_modules: frozenset[str] = frozenset()) -> list[dict]:
+               port_modules: frozenset[str] = frozenset(), coverage: bool = False) -> list[dict]:
     """Copy the Verilog ``files`` from ``src`` to ``dst`` with the event counters
     (:func:`instrument_events`; ``top``'s window when ``top`` is given, else every module has
-    the ``ubgen_ck`` and ``ubgen_en`` ports); returns the macros found."""
+    the ``ubgen_ck`` and ``ubgen_en`` ports; ``coverage``: the first method's window too,
+    :func:`coverage_window`); returns the macros found."""
     dst.mkdir(parents=True, exist_ok=True)
     texts = {f: (src / f).read_text() for f in files}
     known = set().union(*(module_names(t) for t in texts.values()))
@@ -260,6 +280,8 @@ def instrument(src: Path, dst: Path, files: list[str], top: str | None,
         text, found = instrument_memories(text)
         macros += found
         text = instrument_events(text, known, top, port_modules)
+        if coverage and top is not None and f == f"{top}.v":
+            text = coverage_window(text, top)
         path = dst / f
         if not path.exists() or path.read_text() != text:
             path.write_text(text)

@@ -226,3 +226,22 @@ def test_a_hierarchical_blocks_interface_scope_is_not_counted_twice():
     # control: the same scope under another tile is a tile of its own, with its own clock
     run["TOP.top.array.tile_r0_c2"] = _inst("cgra_pe_tile")
     assert price_events(run, CHARZ, tech)["categories_pj"]["clock"] > once["categories_pj"]["clock"]
+
+
+def test_the_coverage_fit_divides_by_the_coverage_counts():
+    """The first method's characterisation (the reference the counters are compared with):
+    the same gate-level energy over the toggle coverage's counts of the same runs."""
+    from sim.energy.shortcut import coverage_charz
+    c = {"kinds": {"pe": {"input_pj": 3.0, "input_toggles": 30, "input_toggles_coverage": 60,
+                          "input_pj_per_toggle": 0.1,
+                          "blocks": {"a": {"pj": 8.0, "toggles": 4, "coverage_toggles": 2,
+                                           "gates": 10, "bits": 5, "pj_per_toggle": 2.0},
+                                     "b": {"pj": 0.0, "toggles": 0, "coverage_toggles": 0,
+                                           "gates": 1, "bits": 1, "pj_per_toggle": None}}}}}
+    r = coverage_charz(c)
+    assert r["kinds"]["pe"]["blocks"]["a"]["pj_per_toggle"] == 4.0
+    assert r["kinds"]["pe"]["blocks"]["b"]["pj_per_toggle"] is None
+    assert r["kinds"]["pe"]["input_pj_per_toggle"] == 0.05
+    assert r["pooled_pj_per_toggle"] == 4.0 and r["pj_per_toggle_per_gate_per_bit"] == 8.0 / 4
+    # control: the characterisation given is left as it was (the counters' fit)
+    assert c["kinds"]["pe"]["blocks"]["a"]["pj_per_toggle"] == 2.0
