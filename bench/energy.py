@@ -106,20 +106,25 @@ def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print,
             "configured_tiles": configured_tiles(bundle, r.arch)}
 
 
+def category_rows(ref: dict, new: dict, ref_name: str, new_name: str, digits: int) -> dict:
+    """Per category and in total, two energies of the same run (``{"categories_pj",
+    "total_pj"}``) and the second's difference in percent of the first."""
+    from sim.energy.array import CATEGORIES
+    pairs = {c: (ref["categories_pj"][c], new["categories_pj"][c]) for c in CATEGORIES}
+    pairs["total"] = (ref["total_pj"], new["total_pj"])
+    return {c: {f"{ref_name}_pj": a, f"{new_name}_pj": b,
+                "diff_pct": round(100 * (b - a) / a, digits) if a else None}
+            for c, (a, b) in pairs.items()}
+
+
 def validate(app: str, arch: str, sizes: dict, log=print, gate: dict | None = None) -> dict:
     """The shortcut against the whole gate-level array on the same bundle: total and per
     category, the shortcut's difference in percent of the gate-level figure. ``gate``: a
     gate-level point of the same app, arch and RTL to reuse (``--reuse-gate``)."""
-    from sim.energy.array import CATEGORIES
     short = app_point(app, arch, sizes, log=log)
     gate = gate or app_point(app, arch, sizes, log=log, method="gate")
     g, s_ = gate["energy"], short["energy"]
-    rows = {c: {"gate_pj": g["categories_pj"][c], "shortcut_pj": s_["categories_pj"][c],
-                "diff_pct": round(100 * (s_["categories_pj"][c] - g["categories_pj"][c])
-                                  / g["categories_pj"][c], 2) if g["categories_pj"][c] else None}
-            for c in CATEGORIES}
-    rows["total"] = {"gate_pj": g["total_pj"], "shortcut_pj": s_["total_pj"],
-                     "diff_pct": round(100 * (s_["total_pj"] - g["total_pj"]) / g["total_pj"], 2)}
+    rows = category_rows(g, s_, "gate", "shortcut", 2)
     return {"app": app, "arch": arch, "sizes": sizes, "rows": rows,
             "gate_window_cycles": g["window_cycles"], "shortcut_window_cycles":
             s_["window_cycles"], "gate": gate, "shortcut": short}
@@ -131,17 +136,11 @@ def compare_counting(app: str, arch: str, sizes: dict, log=print) -> dict:
     characterisation fitted on its own counts): per category, the counters' difference in
     percent of the coverage's figure."""
     from compiler.pipeline import compile_app
-    from sim.energy.array import CATEGORIES
     from sim.energy.shortcut import coverage_reference
     r = compile_app(app, arch, sizes or None, until="bundle")
     ref = coverage_reference(r.bundle, r.arch, log=log)
-    a, b = ref["coverage"], ref["counters"]
-    rows = {c: {"coverage_pj": a["categories_pj"][c], "counters_pj": b["categories_pj"][c],
-                "diff_pct": round(100 * (b["categories_pj"][c] - a["categories_pj"][c])
-                                  / a["categories_pj"][c], 3) if a["categories_pj"][c] else None}
-            for c in CATEGORIES}
-    rows["total"] = {"coverage_pj": a["total_pj"], "counters_pj": b["total_pj"],
-                     "diff_pct": round(100 * (b["total_pj"] - a["total_pj"]) / a["total_pj"], 3)}
+    b = ref["counters"]
+    rows = category_rows(ref["coverage"], b, "coverage", "counters", 3)
     return {"app": app, "arch": arch, "sizes": sizes, "passed": ref["passed"], "rows": rows,
             "window_cycles": b["window_cycles"], "sim_seconds": ref["sim_seconds"]}
 
