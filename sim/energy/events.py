@@ -200,7 +200,8 @@ def _connect(body: str, known: set[str]) -> str:
     def sub(m):
         if m.group(2).lstrip("\\").strip() not in known:
             return m.group(0)
-        return f"{m.group(0)}\n{m.group(1)}  .ubgen_ck(ubgen_ck),\n{m.group(1)}  .ubgen_en(ubgen_en),"
+        ind = m.group(1)
+        return f"{m.group(0)}\n{ind}  .ubgen_ck(ubgen_ck),\n{ind}  .ubgen_en(ubgen_en),"
     return _INST.sub(sub, body)
 
 
