@@ -134,23 +134,43 @@ def app_point(app: str, arch: str, sizes: dict, zero: bool = False, log=print,
             "configured_tiles": configured_tiles(bundle, r.arch)}
 
 
+def category_rows(ref: dict, new: dict, ref_name: str, new_name: str, digits: int) -> dict:
+    """Per category and in total, two energies of the same run (``{"categories_pj",
+    "total_pj"}``) and the second's difference in percent of the first."""
+    from sim.energy.array import CATEGORIES
+    pairs = {c: (ref["categories_pj"][c], new["categories_pj"][c]) for c in CATEGORIES}
+    pairs["total"] = (ref["total_pj"], new["total_pj"])
+    return {c: {f"{ref_name}_pj": a, f"{new_name}_pj": b,
+                "diff_pct": round(100 * (b - a) / a, digits) if a else None}
+            for c, (a, b) in pairs.items()}
+
+
 def validate(app: str, arch: str, sizes: dict, log=print, gate: dict | None = None) -> dict:
     """The shortcut against the whole gate-level array on the same bundle: total and per
     category, the shortcut's difference in percent of the gate-level figure. ``gate``: a
     gate-level point of the same app, arch and RTL to reuse (``--reuse-gate``)."""
-    from sim.energy.array import CATEGORIES
     short = app_point(app, arch, sizes, log=log)
     gate = gate or app_point(app, arch, sizes, log=log, method="gate")
     g, s_ = gate["energy"], short["energy"]
-    rows = {c: {"gate_pj": g["categories_pj"][c], "shortcut_pj": s_["categories_pj"][c],
-                "diff_pct": round(100 * (s_["categories_pj"][c] - g["categories_pj"][c])
-                                  / g["categories_pj"][c], 2) if g["categories_pj"][c] else None}
-            for c in CATEGORIES}
-    rows["total"] = {"gate_pj": g["total_pj"], "shortcut_pj": s_["total_pj"],
-                     "diff_pct": round(100 * (s_["total_pj"] - g["total_pj"]) / g["total_pj"], 2)}
+    rows = category_rows(g, s_, "gate", "shortcut", 2)
     return {"app": app, "arch": arch, "sizes": sizes, "rows": rows,
             "gate_window_cycles": g["window_cycles"], "shortcut_window_cycles":
             s_["window_cycles"], "gate": gate, "shortcut": short}
+
+
+def compare_counting(app: str, arch: str, sizes: dict, log=print) -> dict:
+    """The shortcut's two ways of counting RTL events on one run of the same bundle (the
+    event counters it uses, and Verilator's toggle coverage, each priced by the
+    characterisation fitted on its own counts): per category, the counters' difference in
+    percent of the coverage's figure."""
+    from compiler.pipeline import compile_app
+    from sim.energy.shortcut import coverage_reference
+    r = compile_app(app, arch, sizes or None, until="bundle")
+    ref = coverage_reference(r.bundle, r.arch, log=log)
+    b = ref["counters"]
+    rows = category_rows(ref["coverage"], b, "coverage", "counters", 3)
+    return {"app": app, "arch": arch, "sizes": sizes, "passed": ref["passed"], "rows": rows,
+            "window_cycles": b["window_cycles"], "sim_seconds": ref["sim_seconds"]}
 
 
 def charz_summary(arch: str, log=print) -> dict:
@@ -208,7 +228,7 @@ def format_table(t: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
@@ -224,6 +244,9 @@ def main(argv=None) -> int:
                     help="the shortcut against the whole gate-level array on one app (default "
                          f"{point_key(*CONTROL)}; the gate-level model takes about an hour to "
                          "build)")
+    ap.add_argument("--compare-counting", nargs="*", metavar="APP@ARCH",
+                    help="the event counters against Verilator's toggle coverage (the first "
+                         "method) on one run of each app (builds a model with both)")
     ap.add_argument("--charz", nargs="*", metavar="ARCH",
                     help="the shortcut's characterisation of these archs (made when missing)")
     ap.add_argument("--reuse-gate", action="store_true",
@@ -233,9 +256,13 @@ def main(argv=None) -> int:
                     help="--apps/--controls: the whole gate-level array instead of the shortcut")
     ap.add_argument("--out", default=str(OUT), help="JSON output (merged into an existing one)")
     ap.add_argument("--img", default=str(IMG), help="directory of the energy plots")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     if not (args.table or args.apps is not None or args.controls or args.validate
-            or args.charz):
+            or args.charz or args.compare_counting):
         args.table, args.apps, args.controls = True, [point_key(*a) for a in APPS], True
     out = Path(args.out)
     result = json.loads(out.read_text()) if out.exists() else {}
@@ -256,6 +283,11 @@ def main(argv=None) -> int:
             for k, v in c["kinds"].items():
                 print(f"characterisation {arch} {k}: {v['ffs']} flip-flops, {v['blocks']} "
                       f"blocks, fit error up to {v['max_data_error_pct']} %")
+        for spec in args.compare_counting or []:
+            v = result.setdefault("counting", {})[spec] = compare_counting(*parse_point(spec))
+            for c, r in v["rows"].items():
+                print(f"counting {spec} {c}: coverage {r['coverage_pj']:.1f} pJ, counters "
+                      f"{r['counters_pj']:.1f} pJ, {r['diff_pct']} %")
         if args.validate:
             old = result.get("validation") or {}
             same = [old.get(k) for k in ("app", "arch", "sizes")] == list(

@@ -30,14 +30,15 @@ from pathlib import Path
 from ubgen.paths import build_dir
 
 from .array import array_category
-from .events import COVERAGE_ARGS, instrument_memories, parse_coverage, port_toggles
+from .events import (COVERAGE_ARGS, instrument_events, instrument_memories, module_names,
+                     parse_coverage, parse_events, port_toggles)
 from .gates import EnergyError, emit_verilog, parse_counts, synthesize
 from .model import Tech, energy, load_tech
 
 __all__ = ["characterise", "tile_tb", "STIMULI", "CYCLES", "HOP_PORTS", "charz_key"]
 
 BUILD = build_dir("energy")
-FLAVOUR = "charz-1"
+FLAVOUR = "charz-2"       # 2: event counters (events.py) instead of toggle coverage
 CYCLES = 300
 HOP_PORTS = ("sb16_out", "sb1_out")
 NOISE = ("sb16_in", "sb1_in", "glb__rdata")
@@ -50,11 +51,13 @@ STIMULI = [(1, 128, 100, 0xFFFFFFFF), (2, 64, 100, 0xFFFFFFFF), (3, 12, 100, 0xF
 def tile_tb(ports: dict, top: str, registers: list[int], rtl: bool) -> str:
     """The characterisation testbench of the tile module ``top`` (module docstring): ports
     ``{name: (direction, width)}``; ``registers``: the register offsets; ``rtl``: the RTL
-    instance (the coverage window by ``$c``) instead of the gate-level one (its counting
+    instance (its event counters' ports, and Verilator's toggle coverage zeroed and written
+    around the window by ``$c``, for comparison) instead of the gate-level one (its counting
     ports)."""
     ins = [p for p, (d, _) in ports.items() if d == "input" and p not in ("clk", "rst")]
     decl = [f"  reg [{ports[p][1] - 1}:0] {p} = 0;" for p in ins]
-    conns = [".clk(clk)", ".rst(rst)"] + ([] if rtl else [".energy_clk(clk)", ".energy_en(en)"])
+    conns = [".clk(clk)", ".rst(rst)"] + ([".ubgen_ck(clk)", ".ubgen_en(en)"] if rtl
+                                          else [".energy_clk(clk)", ".energy_en(en)"])
     conns += [f".{p}({p if p in ins else ''})" for p in ports if p not in ("clk", "rst")]
     noise = []
     for p in ins:
@@ -126,7 +129,8 @@ def _tile_models(kind: str, arch, rtl: Path, work: Path, log) -> dict:
     gate = build_model(name=f"{name}-gate", top="tb", timing=True,
                        sources=[*files, work / "tb_gate.v"], opt="-O0", rebuild=False)
     text, macros = instrument_memories(src.read_text())
-    (work / "rtl.v").write_text(text)
+    (work / "rtl.v").write_text(instrument_events(text, module_names(text),
+                                                  port_modules=frozenset({top})))
     (work / "tb_rtl.v").write_text(tile_tb(ports, top, regs, rtl=True))
     rtlm = build_model(name=f"{name}-rtl", top="tb", timing=True,
                        sources=[work / "rtl.v", work / "tb_rtl.v"], opt="-O0",
@@ -145,8 +149,10 @@ def _run_pair(m: dict, stim: tuple, tech: Tech) -> dict:
                          check=True).stdout
     b = energy(parse_counts(out), m["infos"], tech, array_category)
     with tempfile.TemporaryDirectory() as d:
-        subprocess.run([str(m["rtl"]), *args], cwd=d, capture_output=True, check=True)
-        cov = parse_coverage((Path(d) / "ecov.dat").read_text())
+        ev = subprocess.run([str(m["rtl"]), *args], cwd=d, capture_output=True, text=True,
+                            check=True).stdout
+        ref = parse_coverage((Path(d) / "ecov.dat").read_text())
+    cov = parse_events(ev)
     blocks: dict[str, dict] = {}
     for inst in b.instances.values():
         info = m["infos"][inst["module"]]
@@ -158,15 +164,24 @@ def _run_pair(m: dict, stim: tuple, tech: Tech) -> dict:
     for h, c in cov.items():
         if not h.startswith("tb.dut"):
             continue
-        e = blocks.setdefault(c["module"], {"pj": 0.0, "toggles": 0})
-        e["toggles"] += sum(c["signals"].values())
+        e = blocks.setdefault(c["module"], {"pj": 0.0, "toggles": 0, "coverage_toggles": 0})
+        e["toggles"] += sum(n for s, n in c["signals"].items() if not s.startswith("ubgen_"))
         e["bits"] = c["bits"]
+    tin_cov = 0
+    for h, c in ref.items():            # the first method's counts, compared in the record
+        e = blocks.get(c["module"])
+        if h.startswith("tb.dut") and e is not None:
+            e["coverage_toggles"] = e.get("coverage_toggles", 0) + sum(
+                n for s, n in c["signals"].items() if not s.startswith("ubgen_"))
+        if h.startswith("tb.dut") and c["module"] == m["top"]:
+            tin_cov += sum(port_toggles(c["signals"], p) for p in ins)
         if c["module"] == m["top"]:
             tin += sum(port_toggles(c["signals"], p) for p in ins)
             thop += sum(port_toggles(c["signals"], p) for p in HOP_PORTS)
     inst = list(b.instances.values())
     return {"stimulus": list(stim), "blocks": blocks,
             "input_pj": sum(i["input_pj"] for i in inst), "input_toggles": tin,
+            "input_toggles_coverage": tin_cov,
             "hop_pj": sum(i["hop_pj"] for i in inst),
             "hop_bits_gate": sum(i["thop"] for i in inst), "hop_bits_rtl": thop,
             "clock_pj": sum(i["clock_pj"] for i in inst),
@@ -183,6 +198,7 @@ def _fit(runs: list[dict]) -> tuple[dict, float]:
                                         "bits": e.get("bits", 0)})
             s["pj"] += e["pj"]
             s["toggles"] += e["toggles"]
+            s["coverage_toggles"] = s.get("coverage_toggles", 0) + e.get("coverage_toggles", 0)
     for s in blocks.values():
         s["pj_per_toggle"] = s["pj"] / s["toggles"] if s["toggles"] else None
     tin = sum(r["input_toggles"] for r in runs)
@@ -220,6 +236,9 @@ def _kind(kind: str, arch, rtl: Path, work: Path, tech: Tech, log) -> dict:
             "blocks": {k: {kk: (round(vv, 6) if isinstance(vv, float) else vv)
                            for kk, vv in v.items()} for k, v in sorted(blocks.items())},
             "input_pj_per_toggle": round(k_in, 6), "runs": res,
+            "input_pj": round(sum(r["input_pj"] for r in runs), 6),
+            "input_toggles": sum(r["input_toggles"] for r in runs),
+            "input_toggles_coverage": sum(r["input_toggles_coverage"] for r in runs),
             "max_data_error_pct": max(errs) if errs else None,
             "build_seconds": round(m["build_seconds"], 1),
             "run_seconds": round(time.perf_counter() - t, 1)}

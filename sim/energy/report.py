@@ -14,16 +14,18 @@ from .model import load_tech
 __all__ = ["operations", "energy_record", "plot_breakdown", "HELP"]
 
 HELP = ("also measure the run's energy (docs/energy.md). Default (shortcut): the same bundle "
-        "on the RTL with Verilator's toggle coverage, each block's toggles priced by the arch's "
+        "on the RTL with event counters in every module (each signal's toggles per clock edge "
+        "in the START..DONE window), each block's toggles priced by the arch's "
         "characterisation (gate-level runs of single tiles with random stimulus). The first "
         "run on an arch (or after an RTL change) characterises it, cached: per tile module "
         "not yet characterised (archs with the same tile text share it) a Yosys mapping, two "
-        "Verilator builds and 14 runs of 300 cycles, about 15-25 min per tile kind on a loaded "
-        "2-core machine (cgra_4x4, three kinds and the top, about 45 min), and builds the "
-        "toggle-counting RTL model (about 10 min for cgra_4x4 at load 11); later runs add "
-        "one RTL run. 'gate': the whole cgra_top mapped to gates and simulated with its "
-        "switching counted (the shortcut's reference; its first build takes about an hour "
-        "for cgra_4x4 on a loaded 2-core machine)")
+        "Verilator builds and 14 runs of 300 cycles, about 1-15 min per tile kind on a loaded "
+        "2-core machine (cgra_4x4, three kinds and the top, about 25 min at load 10-17), and "
+        "builds the event-counting RTL model (about 11 min for cgra_4x4, 14 min for cgra_8x8 "
+        "at load 13-17); later runs add one RTL run, about 2-3 times the plain run's CPU time. "
+        "'gate': the whole cgra_top mapped to gates and simulated with its switching counted "
+        "(the shortcut's reference; its first build takes about an hour for cgra_4x4 on a "
+        "loaded 2-core machine)")
 
 
 def operations(program) -> int:

@@ -26,38 +26,47 @@ from pathlib import Path
 from ubgen.paths import build_dir
 
 from .array import CATEGORIES, array_category, tile_of, timed_run
-from .events import SRAM_PREFIX, WINDOW_CYCLES, instrument, parse_coverage, port_toggles
+from .events import (SRAM_PREFIX, WINDOW_CYCLES, instrument, parse_coverage, parse_events,
+                     port_toggles)
 from .gates import EnergyError
 from .model import Tech, load_tech
 
-__all__ = ["event_model", "run_events", "price_events", "shortcut_energy"]
+__all__ = ["event_model", "run_events", "price_events", "shortcut_energy", "coverage_charz",
+           "coverage_reference"]
 
 BUILD = build_dir("energy")
-FLAVOUR = "events-3"
+FLAVOUR = "events-4"       # 4: event counters in the Verilog, no toggle coverage
 
 
-def event_model(arch, log=print) -> dict:
-    """The toggle-counting RTL model of ``arch``'s ``cgra_top`` (built when missing, cached by
-    the Verilog's digest): a :func:`sim.array_run.model_for`-shaped dict plus ``macros``."""
+def event_model(arch, log=print, reference: bool = False) -> dict:
+    """The event-counting RTL model of ``arch``'s ``cgra_top`` (built when missing, cached by
+    the Verilog's digest): a :func:`sim.array_run.model_for`-shaped dict plus ``macros``.
+    ``reference``: with Verilator's toggle coverage as well (the first method, to compare the
+    counts: :func:`coverage_reference`)."""
     from sim.array_run import ModelOptions, _arch, _verilate, generate_verilog, model_key
     from sim.runner import locked, setup_verilator
+    from ubgen.array import KINDS, tile_module
     from ubgen.top import top_module, verilog_sources
     arch = _arch(arch)
     rtl, vkey, vsec = generate_verilog(arch)
     top = top_module(arch)
-    opts = ModelOptions(coverage=True, hier_memo=False, hier_fall_skip=False,
-                        hier_rise_no_ico=False)
+    # the construction code unoptimised (it builds much faster; the evaluation code is -O2);
+    # Verilator's own wrappers (sim.hier_memo's rewrite would skip edges the counters see)
+    opts = ModelOptions(opt_slow="-O0", coverage=reference, hier_memo=False,
+                        hier_fall_skip=False, hier_rise_no_ico=False)
+    name = f"events{'-ref' if reference else ''}-{arch.name}"
     seconds = 0.0
-    with locked(BUILD / f".events-{arch.name}.lock"):
-        src = BUILD / f"events-{arch.name}-rtl"
-        macros = instrument(rtl, src, [p.name for p in verilog_sources(rtl, arch)], top)
+    with locked(BUILD / f".{name}.lock"):
+        src = BUILD / f"{name}-rtl"
+        macros = instrument(rtl, src, [p.name for p in verilog_sources(rtl, arch)], top,
+                            frozenset(tile_module(k) for k in KINDS), coverage=reference)
         digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(src.glob("*.v"))))
         key = model_key(f"{digest.hexdigest()}:{FLAVOUR}", opts, False)[:16]
-        work = BUILD / f"events-{arch.name}-{key}"
+        work = BUILD / f"{name}-{key}"
         model_dir, stamp = work / "model", work / "model" / "model.json"
         if not (stamp.exists() and json.loads(stamp.read_text()).get("key") == key):
-            log(f"energy: Verilator build of {arch.name}'s RTL with toggle coverage (cold: "
-                f"about twice the plain model's build; cached in {model_dir})")
+            log(f"energy: Verilator build of {arch.name}'s RTL with event counters (cold: "
+                f"about the plain model's build; cached in {model_dir})")
             t = time.perf_counter()
             setup_verilator()
             if work.exists():
@@ -74,22 +83,24 @@ def event_model(arch, log=print) -> dict:
             "cached": seconds == 0.0, "macros": macros, "options": opts}
 
 
-def run_events(bundle: dict, arch, log=print) -> dict:
-    """``bundle`` on the toggle-counting RTL model: the run's verdict, its toggles per module
-    instance inside the energy window(s) and the seconds spent."""
+def run_events(bundle: dict, arch, log=print, reference: bool = False) -> dict:
+    """``bundle`` on the event-counting RTL model: the run's verdict, its toggles per module
+    instance inside the energy window(s) and the seconds spent (``reference``: on the model
+    with toggle coverage too, whose counts come as ``coverage``)."""
     t0 = time.perf_counter()
-    model, res, sim_seconds = timed_run(bundle, arch, event_model, log)
+    model, res, sim_seconds = timed_run(
+        bundle, arch, lambda a, lg: event_model(a, lg, reference=reference), log)
     run_dir = Path(res["run_dir"])
-    files = sorted(run_dir.glob("energy_cov_*.dat"))
-    if not files:
-        raise EnergyError(f"the RTL run wrote no energy window's counts ({run_dir})")
-    inst: dict = {}
-    for f in files:
-        parse_coverage(f.read_text(), inst)
+    inst = parse_events((run_dir / "sim.log").read_text())
+    if not any(WINDOW_CYCLES in i["signals"] for i in inst.values()):
+        raise EnergyError(f"the RTL run printed no energy window's counts ({run_dir})")
+    cov: dict = {}
+    for f in sorted(run_dir.glob("energy_cov_*.dat")) if reference else []:
+        parse_coverage(f.read_text(), cov)
     if res["passed"]:
         shutil.rmtree(run_dir, ignore_errors=True)
         res.pop("run_dir")
-    return {"result": res, "instances": inst, "windows": len(files), "model": model,
+    return {"result": res, "instances": inst, "coverage": cov, "model": model,
             "sim_seconds": round(sim_seconds, 1),
             "model_seconds": round(time.perf_counter() - t0 - sim_seconds, 1)}
 
@@ -219,3 +230,44 @@ def shortcut_energy(bundle: dict, arch, tech: Tech | None = None, log=print) -> 
              energy_seconds=round(charz_s + ev["model_seconds"] + ev["sim_seconds"]
                                   + time.perf_counter() - t, 1))
     return e
+
+
+def coverage_charz(charz: dict) -> dict:
+    """The characterisation fitted on the first method's counts (toggle coverage, recorded
+    beside the counters' in every characterisation run): per block the gate-level data energy
+    over its coverage toggles, the input load over the input ports' coverage toggles."""
+    out = json.loads(json.dumps(charz))
+    pj = tg = dens = 0.0
+    for k in out["kinds"].values():
+        for b in k["blocks"].values():
+            n = b.get("coverage_toggles", 0)
+            b["toggles"], b["pj_per_toggle"] = n, (b["pj"] / n if n else None)
+            pj, tg = pj + b["pj"], tg + n
+            dens += n * b["gates"] / b["bits"] if b["bits"] else 0.0
+        n = k["input_toggles_coverage"]
+        k["input_pj_per_toggle"] = k["input_pj"] / n if n else 0.0
+    out["pooled_pj_per_toggle"] = pj / tg if tg else 0.0
+    out["pj_per_toggle_per_gate_per_bit"] = pj / dens if dens else 0.0
+    return out
+
+
+def coverage_reference(bundle: dict, arch, tech: Tech | None = None, log=print) -> dict:
+    """One run on the model that counts both ways: the energy priced from the counters by the
+    characterisation (the shortcut) and from the toggle coverage by the characterisation
+    fitted on coverage (the first method); the window's cycles and the SRAM accesses, exact in
+    both, from the counters."""
+    from .charz import characterise
+    tech = tech or load_tech()
+    charz = characterise(arch, tech, log=log)
+    ev = run_events(bundle, arch, log=log, reference=True)
+    cov = {p: dict(i, signals={s: n for s, n in i["signals"].items()
+                               if not s.startswith("ubgen_")})
+           for p, i in ev["coverage"].items()}
+    for p, i in ev["instances"].items():      # cycles and macro accesses: the counters'
+        extra = {s: n for s, n in i["signals"].items() if s.startswith("ubgen_")}
+        if extra:
+            cov.setdefault(p, {"module": i["module"], "signals": {}, "bits": i["bits"]})
+            cov[p]["signals"].update(extra)
+    return {"passed": ev["result"]["passed"], "sim_seconds": ev["sim_seconds"],
+            "counters": price_events(ev["instances"], charz, tech),
+            "coverage": price_events(cov, coverage_charz(charz), tech)}

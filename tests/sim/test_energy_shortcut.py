@@ -1,11 +1,12 @@
 """The energy shortcut's parts without a Verilator build (docs/energy.md "Shortcut"): the RTL
-instrumentation (energy window, SRAM access counters), the coverage parser, the pricing of
+instrumentation (event counters, energy window, SRAM access counters), the parsers, the pricing of
 events by a characterisation (an unused tile: clock and no data; a block the characterisation
 never saw toggle, and an arch with no characterisation: one-line errors). Runs of the RTL and
 the characterisation itself: tests/rtl/test_energy_rtl.py (regress)."""
 import pytest
 
-from sim.energy.events import instrument_memories, instrument_top, parse_coverage
+from sim.energy.events import (REST, counted_signals, instrument_events, instrument_memories,
+                               parse_coverage, parse_events, port_groups)
 from sim.energy.gates import EnergyError
 from sim.energy.model import load_tech
 from sim.energy.shortcut import price_events
@@ -36,11 +37,14 @@ endmodule
 """
 
 
-def test_sram_access_counters_flip_on_each_access():
+def test_sram_access_counters_count_each_access_in_the_window():
     text, found = instrument_memories(MEM_V)
     assert found == [{"module": "m.sram", "memory": "mem", "depth": 512, "width": 32}]
-    assert "if (rd__en) ubgen_sram_mem_rd <= ~ubgen_sram_mem_rd;" in text
-    assert "if (|{wr__en}) ubgen_sram_mem_wr <= ~ubgen_sram_mem_wr;" in text
+    assert "always @(posedge clk) if (ubgen_en) begin" in text
+    assert "if (rd__en) ubgen_sram_mem_rd <= ubgen_sram_mem_rd + 64'd1;" in text
+    assert "if (|{wr__en}) ubgen_sram_mem_wr <= ubgen_sram_mem_wr + 64'd1;" in text
+    assert ('$display("UBGEN_EVENTS %m m.sram 0 ubgen_sram_mem_rd=%0d ubgen_sram_mem_wr=%0d", '
+            "ubgen_sram_mem_rd, ubgen_sram_mem_wr);") in text
     assert "ubgen_sram_small" not in text          # 16 words: flip-flops, not a macro
 
 
@@ -51,12 +55,78 @@ def test_a_memory_without_a_synchronous_read_is_a_one_line_error():
     assert "\n" not in str(e.value) and "memory mem" in str(e.value)
 
 
-def test_the_window_zeroes_and_writes_the_counts():
-    text = instrument_top("module top (clk);\n  input clk;\nendmodule\n", "top")
-    assert "coveragep()->zero();" in text and "coveragep()->write(" in text
-    assert text.index("ubgen_cyc <= ~ubgen_cyc") < text.index("endmodule")
-    with pytest.raises(EnergyError):
-        instrument_top("module other (clk);\nendmodule\n", "top")
+CHILD_V = """module \\t.core (clk, a, w);
+  input clk;
+  input [7:0] a;
+  input [64:0] w;
+  wire [63:0] \\$1 ;
+  reg [3:0] small [15:0];
+  reg \\$auto$x  = 0;
+  assign \\$1  = {56'd0, a};
+endmodule
+"""
+TOP_V = """module top(clk, sb16_out, sb16_out_sel);
+  input clk;
+  output [319:0] sb16_out;
+  output sb16_out_sel;
+  wire [15:0] sb16_out_N_0;
+  wire [15:0] sb16_out_N_1;
+  reg run = 1'h0;
+  wire done;
+  \\t.core  core (
+    .a(sb16_out_N_0[7:0])
+  );
+  cell_lib  leaf (
+    .a(done)
+  );
+endmodule
+"""
+
+
+def test_counted_signals_are_the_declared_ones_of_at_most_64_bits():
+    sig = counted_signals(CHILD_V)
+    assert sig == {"a": 8, "\\$1 ": 64, "\\$auto$x ": 1}
+    # controls: 65 bits (w), a memory (small) and the clock are not counted
+    assert "w" not in sig and "small" not in sig and "clk" not in sig
+
+
+def test_a_tile_modules_ports_are_counted_apart_each_signal_once():
+    sig = counted_signals(TOP_V)
+    groups = port_groups(" clk, sb16_out, sb16_out_sel", sig)
+    assert groups == {"sb16_out_sel": ["sb16_out_sel"],
+                      "sb16_out": ["sb16_out_N_0", "sb16_out_N_1"],          # the named parts
+                      REST: ["run", "done"]}
+    flat = [s for g in groups.values() for s in g]
+    assert sorted(flat) == sorted(sig) and len(flat) == len(set(flat)) == 5
+
+
+def test_every_module_gets_the_window_and_counts_its_signals():
+    text = instrument_events(CHILD_V + TOP_V, {"t.core", "top"}, top="top",
+                             port_modules=frozenset({"top"}))
+    child, top = text.split("endmodule")[:2]
+    assert child.startswith("module \\t.core (ubgen_ck, ubgen_en, clk, a, w);\n  input ubgen_ck;")
+    assert "always @(posedge ubgen_ck) if (ubgen_en) begin" in child
+    assert "wire [72:0] ubgen_v0_0 = {a, \\$1 , \\$auto$x };" in child
+    assert 'final $display("UBGEN_EVENTS %m t.core 73 ~rest=%0d", ubgen_t0);' in child
+    assert "module top(clk, sb16_out, sb16_out_sel);\n  wire ubgen_ck;" in top
+    assert "assign ubgen_en = run & ~done;" in top
+    assert "  \\t.core  core (\n    .ubgen_ck(ubgen_ck),\n    .ubgen_en(ubgen_en)," in top
+    assert "ubgen_cyc <= ubgen_cyc + 64'd1;" in top
+    assert "sb16_out=%0d" in top and "sb16_out_sel=%0d" in top
+    # control: an instance of a module the design does not define (a library cell) is left alone
+    assert "  cell_lib  leaf (\n    .a(done)" in top
+
+
+def test_parse_events_adds_the_lines_of_an_instance():
+    text = ("UBGEN_EVENTS TOP.top.core t.core 73 ~rest=5\nnoise\n"
+            "UBGEN_EVENTS TOP.top.core t.core 0 ubgen_sram_mem_rd=3 ubgen_sram_mem_wr=2\n"
+            "UBGEN_EVENTS TOP.top top 40 sb16_out=7 ~rest=1 ubgen_cyc=50\n")
+    inst = parse_events(text)
+    assert dict(inst["TOP.top.core"]["signals"]) == {"~rest": 5, "ubgen_sram_mem_rd": 3,
+                                                     "ubgen_sram_mem_wr": 2}
+    assert inst["TOP.top.core"]["bits"] == 73 and inst["TOP.top"]["bits"] == 40
+    assert dict(inst["TOP.top"]["signals"]) == {"sb16_out": 7, "~rest": 1, "ubgen_cyc": 50}
+    assert len(inst) == 2
 
 
 def _cov(h, page, sig, n01, n10):
@@ -156,3 +226,22 @@ def test_a_hierarchical_blocks_interface_scope_is_not_counted_twice():
     # control: the same scope under another tile is a tile of its own, with its own clock
     run["TOP.top.array.tile_r0_c2"] = _inst("cgra_pe_tile")
     assert price_events(run, CHARZ, tech)["categories_pj"]["clock"] > once["categories_pj"]["clock"]
+
+
+def test_the_coverage_fit_divides_by_the_coverage_counts():
+    """The first method's characterisation (the reference the counters are compared with):
+    the same gate-level energy over the toggle coverage's counts of the same runs."""
+    from sim.energy.shortcut import coverage_charz
+    c = {"kinds": {"pe": {"input_pj": 3.0, "input_toggles": 30, "input_toggles_coverage": 60,
+                          "input_pj_per_toggle": 0.1,
+                          "blocks": {"a": {"pj": 8.0, "toggles": 4, "coverage_toggles": 2,
+                                           "gates": 10, "bits": 5, "pj_per_toggle": 2.0},
+                                     "b": {"pj": 0.0, "toggles": 0, "coverage_toggles": 0,
+                                           "gates": 1, "bits": 1, "pj_per_toggle": None}}}}}
+    r = coverage_charz(c)
+    assert r["kinds"]["pe"]["blocks"]["a"]["pj_per_toggle"] == 4.0
+    assert r["kinds"]["pe"]["blocks"]["b"]["pj_per_toggle"] is None
+    assert r["kinds"]["pe"]["input_pj_per_toggle"] == 0.05
+    assert r["pooled_pj_per_toggle"] == 4.0 and r["pj_per_toggle_per_gate_per_bit"] == 8.0 / 4
+    # control: the characterisation given is left as it was (the counters' fit)
+    assert c["kinds"]["pe"]["blocks"]["a"]["pj_per_toggle"] == 2.0
