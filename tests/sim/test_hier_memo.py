@@ -165,30 +165,22 @@ def _run(harness, tmp_path, wrapper: str) -> list[tuple[int, int]]:
     return [tuple(map(int, line.split())) for line in out.splitlines()]
 
 
-needs_cxx = pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++") is None,
-                               reason="no C++ compiler")
-
-
-@needs_cxx
 def test_memoised_wrapper_evaluates_exactly_when_an_input_changed(harness, tmp_path):
     got = _run(harness, tmp_path, memoise_combo_update(WRAPPER))
     assert got == EXPECTED
 
 
-@needs_cxx
 def test_falling_edges_are_not_evaluated_and_rising_edges_still_are(harness, tmp_path):
     got = _run(harness, tmp_path, skip_falling_edge(memoise_combo_update(WRAPPER), "blk"))
     assert got == EXPECTED_FALL
 
 
-@needs_cxx
 def test_rising_edges_without_the_input_region_compute_the_same(harness, tmp_path):
     wrapper = skip_falling_edge(memoise_combo_update(WRAPPER), "blk", rise_ico=True)
     got = _run(harness, tmp_path, wrapper)
     assert got == EXPECTED_FALL
 
 
-@needs_cxx
 def test_the_harness_sees_the_input_region_skipped_after_an_input_change(harness, tmp_path):
     """Negative control: skipping the input region on an evaluation whose inputs changed (here
     every combo_update) answers with the old inputs' values, and the harness sees it."""
@@ -226,7 +218,6 @@ def test_the_model_runs_its_input_region_only_when_not_asked_to_skip():
         skip_ico_when_asked(model.replace("__VicoIterCount = 0U;", ""), "blk")
 
 
-@needs_cxx
 def test_the_harness_sees_a_falling_edge_skip_that_loses_the_edge(harness, tmp_path):
     """Negative control: skipping the falling edge without recording the clock where the model
     detects edges makes the model miss the next rising edge."""
@@ -239,7 +230,6 @@ def test_the_harness_sees_a_falling_edge_skip_that_loses_the_edge(harness, tmp_p
     assert got != EXPECTED_FALL
 
 
-@needs_cxx
 def test_the_harness_sees_a_wrapper_that_misses_an_input(harness, tmp_path):
     """Negative control: a rewrite that does not compare the wide input answers with a stale
     output after that input changed, and the harness sees it."""
