@@ -63,10 +63,10 @@ def event_model(arch, log=print, reference: bool = False, rewrite: bool = True) 
     seconds = 0.0
     with locked(BUILD / f".{name}.lock"):
         src = BUILD / f"{name}-rtl"
-        macros = instrument(rtl, src, [p.name for p in verilog_sources(rtl, arch)], top,
-                            frozenset(tile_module(k) for k in KINDS), coverage=reference)
-        digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(src.glob("*.v"))))
-        key = model_key(f"{digest.hexdigest()}:{FLAVOUR}", opts, False)[:16]
+        files = [p.name for p in verilog_sources(rtl, arch)]
+        digest, macros = _instrumented(rtl, vkey, src, files, top,
+                                       frozenset(tile_module(k) for k in KINDS), reference)
+        key = model_key(f"{digest}:{FLAVOUR}", opts, False)[:16]
         work = BUILD / f"{name}-{key}"
         model_dir, stamp = work / "model", work / "model" / "model.json"
         if not (stamp.exists() and json.loads(stamp.read_text()).get("key") == key):
@@ -86,6 +86,29 @@ def event_model(arch, log=print, reference: bool = False, rewrite: bool = True) 
     return {"build_dir": model_dir, "rtl": work / "rtl", "sha256": key, "top": top,
             "address_map": amap, "verilog_seconds": vsec, "verilator_build_seconds": seconds,
             "cached": seconds == 0.0, "macros": macros, "options": opts}
+
+
+def _instrumented(rtl: Path, vkey: str, src: Path, files: list[str], top: str,
+                  ports: frozenset[str], coverage: bool) -> tuple[str, list[dict]]:
+    """The generated Verilog ``rtl`` (content digest ``vkey``) with the event counters in
+    ``src`` (:func:`sim.energy.events.instrument`): (the SHA-256 of the instrumented files, the
+    macros found). Made again only when the Verilog, the files, the options or the
+    instrumentation's code (``events.py``, ``gates.py``) changed: a warm run reads the stamp
+    ``src/instrumented.json`` instead of rewriting ten megabytes of Verilog."""
+    here = Path(__file__).parent
+    code = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("events.py", "gates.py")))
+    ikey = hashlib.sha256(json.dumps([vkey, files, top, sorted(ports), coverage,
+                                      code.hexdigest()]).encode()).hexdigest()
+    stamp = src / "instrumented.json"
+    if stamp.exists():
+        old = json.loads(stamp.read_text())
+        if old.get("key") == ikey and all((src / f).exists() for f in files):
+            return old["digest"], old["macros"]
+    stamp.unlink(missing_ok=True)
+    macros = instrument(rtl, src, files, top, ports, coverage=coverage)
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(src.glob("*.v"))))
+    stamp.write_text(json.dumps({"key": ikey, "digest": digest.hexdigest(), "macros": macros}))
+    return digest.hexdigest(), macros
 
 
 def run_events(bundle: dict, arch, log=print, reference: bool = False, rewrite: bool = True,
