@@ -146,15 +146,19 @@ def _cxx(*args: str) -> None:
                    check=True, capture_output=True, text=True)
 
 
+def _stand_in(d, model: str, root: str, main: str):
+    """A stand-in model's headers and its calling program, compiled, in ``d``."""
+    (d / "Vblk.h").write_text(model)
+    (d / "Vblk___024root.h").write_text(root)
+    (d / "main.cpp").write_text(main)
+    _cxx("-I", str(d), "-c", str(d / "main.cpp"), "-o", str(d / "main.o"))
+    return d
+
+
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
     """The stand-in model's headers and the calling program, compiled once."""
-    d = tmp_path_factory.mktemp("harness")
-    (d / "Vblk.h").write_text(MODEL)
-    (d / "Vblk___024root.h").write_text(ROOT)
-    (d / "main.cpp").write_text(MAIN)
-    _cxx("-I", str(d), "-c", str(d / "main.cpp"), "-o", str(d / "main.o"))
-    return d
+    return _stand_in(tmp_path_factory.mktemp("harness"), MODEL, ROOT, MAIN)
 
 
 def _run(harness, tmp_path, wrapper: str) -> list[tuple[int, int]]:
@@ -343,12 +347,7 @@ MAIN2 = MAIN.replace(
 @pytest.fixture(scope="module")
 def harness2(tmp_path_factory):
     """The two-clock stand-in's headers and calling program, compiled once."""
-    d = tmp_path_factory.mktemp("harness2")
-    (d / "Vblk.h").write_text(MODEL2)
-    (d / "Vblk___024root.h").write_text(ROOT2)
-    (d / "main.cpp").write_text(MAIN2)
-    _cxx("-I", str(d), "-c", str(d / "main.cpp"), "-o", str(d / "main.o"))
-    return d
+    return _stand_in(tmp_path_factory.mktemp("harness2"), MODEL2, ROOT2, MAIN2)
 
 
 def test_two_clocks_rewritten_answer_as_verilators_wrapper_with_fewer_evaluations(harness2,
