@@ -175,7 +175,7 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
         arrays = {"inputs": dict(front.inputs, **first_carry(result.blocks, front.inputs)),
                   "expected": golden.outputs}
     stream = sys.stdout if progress is True else progress or None
-    one_run = energy == "shortcut" and result.tiling is None and not _waves(waves)
+    one_run = bool(energy) and energy != "gate" and result.tiling is None and not _waves(waves)
     if one_run:             # the event-counting run is the functional check as well
         res, model, e = _energy_run(bundle, result, sram_scale, say, stream)
     else:
