@@ -31,7 +31,7 @@ from .events import (SRAM_PREFIX, WINDOW_CYCLES, instrument, parse_coverage, par
 from .gates import EnergyError
 from .model import Tech, load_tech
 
-__all__ = ["event_model", "run_events", "price_events", "shortcut_run", "shortcut_energy",
+__all__ = ["event_model", "event_options", "run_events", "price_events", "shortcut_run", "shortcut_energy",
            "coverage_charz", "coverage_reference"]
 
 BUILD = build_dir("energy")
@@ -48,17 +48,14 @@ def event_model(arch, log=print, reference: bool = False, rewrite: bool = True) 
     wrappers (the equality check's reference). ``reference``: with Verilator's toggle coverage
     as well (the first method, to compare the counts: :func:`coverage_reference`), which
     counts what each evaluation changes and so keeps Verilator's wrappers."""
-    from sim.array_run import ModelOptions, _arch, _verilate, generate_verilog, model_key
+    from sim.array_run import _arch, _verilate, generate_verilog, model_key
     from sim.runner import locked, setup_verilator
     from ubgen.array import KINDS, tile_module
     from ubgen.top import top_module, verilog_sources
     arch = _arch(arch)
     rtl, vkey, vsec = generate_verilog(arch)
     top = top_module(arch)
-    memo = rewrite and not reference
-    # the construction code unoptimised (it builds much faster; the evaluation code is -O2)
-    opts = ModelOptions(opt_slow="-O0", coverage=reference, hier_memo=memo,
-                        hier_fall_skip=memo, hier_rise_no_ico=memo)
+    opts = event_options(reference, rewrite)
     name = f"events{'-ref' if reference else ''}-{arch.name}"
     seconds = 0.0
     with locked(BUILD / f".{name}.lock"):
@@ -86,6 +83,17 @@ def event_model(arch, log=print, reference: bool = False, rewrite: bool = True) 
     return {"build_dir": model_dir, "rtl": work / "rtl", "sha256": key, "top": top,
             "address_map": amap, "verilog_seconds": vsec, "verilator_build_seconds": seconds,
             "cached": seconds == 0.0, "macros": macros, "options": opts}
+
+
+def event_options(reference: bool = False, rewrite: bool = True):
+    """The build options of :func:`event_model`'s model (part of its cache key): the
+    construction code unoptimised (it builds much faster; the evaluation code is -O2); the
+    tiles' wrappers rewritten unless ``rewrite`` is off or the model has the toggle coverage
+    (``reference``)."""
+    from sim.array_run import ModelOptions
+    memo = rewrite and not reference
+    return ModelOptions(opt_slow="-O0", coverage=reference, hier_memo=memo,
+                        hier_fall_skip=memo, hier_rise_no_ico=memo)
 
 
 def _instrumented(rtl: Path, vkey: str, src: Path, files: list[str], top: str,
