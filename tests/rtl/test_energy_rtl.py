@@ -477,3 +477,31 @@ def test_energy_run_fails_a_wrong_bundle(tmp_path, monkeypatch):
     assert [f for f in rec["failures"] if "1 output words differ" in f], rec["failures"]
     assert rec["cycles_measured"] == rec["cycles_predicted"]          # only the word is wrong
     assert "energy" not in rec and calls == []
+
+
+def test_a_broken_rewrite_changes_the_counts(gaussian_events, tmp_path, monkeypatch):
+    """Negative control at the array: the counting model built (in a directory of its own) with
+    a rewrite that, on a skipped falling edge, records ``clk``'s trigger value but not the
+    counters' ``ubgen_ck``: the design still runs right (bit-exact in the predicted cycles),
+    and the counts differ from the exact ones (the counters miss most rising edges)."""
+    import sim.energy.shortcut as sc
+    import sim.hier_memo as hm
+    from compiler.pipeline import compile_app
+    real = hm.skip_falling_edge
+    record = " handlep__V->rootp->__Vtrigprevexpr___TOP__ubgen_ck__0 = handlep__V->ubgen_ck;"
+
+    def broken(text, block, rise_ico=False):
+        good = real(text, block, rise_ico)
+        assert record in good, block
+        return good.replace(record, "")
+    monkeypatch.setattr(hm, "skip_falling_edge", broken)
+    monkeypatch.setattr(sc, "BUILD", tmp_path)
+    monkeypatch.setenv("UBGEN_E2E_POLL", "256")
+    r = compile_app("gaussian", "cgra_8x8", None, until="bundle")
+    ev = sc.run_events(r.bundle, r.arch, rewrite=True)
+    assert ev["result"]["passed"], ev["result"]["failures"]
+    a, b = _counts(gaussian_events["rewritten"]), _counts(ev)
+    assert b.keys() == a.keys() and b != a
+    toggles = lambda c: sum(n for _m, _b, s in c.values() for k, n in s.items()
+                            if not k.startswith("ubgen_"))
+    assert toggles(b) < toggles(a)
