@@ -18,11 +18,14 @@ among the compared inputs; after an ``eval()`` the model has settled (Verilator 
 fixed point), so an ``eval()`` with the same inputs computes the same outputs and changes no
 state. The outputs returned are the model's current ones either way.
 
-Two more rewrites, for a block whose generated code reads its clock only as a rising-edge
-trigger (:func:`posedge_only`): :func:`skip_falling_edge` (``seq_update`` on a falling edge
-records the new clock value where the model keeps its trigger's previous value instead of
-evaluating) and, with it, :func:`skip_ico_when_asked` (at a rising edge the model's ``eval()``
-skips its input-combinational region, whose inputs are those of the last evaluation).
+Two more rewrites, for a block whose generated code reads each of its clocks only as a
+rising-edge trigger (:func:`posedge_only`): :func:`skip_falling_edge` (``seq_update`` on a
+falling edge records the new clock values where the model keeps its triggers' previous values
+instead of evaluating) and, with it, :func:`skip_ico_when_asked` (at a rising edge the model's
+``eval()`` skips its input-combinational region, whose inputs are those of the last
+evaluation). A block with several clocks (the event-counting model's tiles: ``clk`` and the
+counters' ``ubgen_ck``, :mod:`sim.energy.events`) gets them only when every clock qualifies,
+and a call of ``seq_update`` in which any clock rises evaluates.
 """
 from __future__ import annotations
 
@@ -117,16 +120,18 @@ def posedge_only(model_sources: dict[str, str], clock: str) -> bool:
 
 def skip_falling_edge(text: str, block: str, rise_ico: bool = False) -> str:
     """The wrapper ``text`` (already :func:`memoise_combo_update`-d) with ``seq_update`` not
-    evaluating the model on a falling clock edge: it records the clock's new value where the
-    model keeps the trigger's previous value (``rootp->__Vtrigprevexpr___TOP__<clk>__0``),
-    which is all that evaluation would change when the model uses the clock only at its rising
-    edge (:func:`posedge_only`, checked by the caller) and its other inputs are the ones it was
-    last evaluated with (the memoised ``combo_update`` evaluates on every change). With
-    ``rise_ico`` the evaluation on a rising edge also skips the model's input-combinational
-    region (:func:`skip_ico_when_asked` on the model's code): the inputs it computes from are
-    the ones of the last evaluation and, the model reading the clock only at its rising edge,
-    it would compute the same values again. Raises :class:`WrapperFormatError` on an unknown
-    shape."""
+    evaluating the model on a call where no clock rises and one falls: it records each
+    clock's new value where the model keeps its trigger's previous value
+    (``rootp->__Vtrigprevexpr___TOP__<clk>__0``), which is all that evaluation would change
+    when the model uses every clock only at its rising edge (:func:`posedge_only`, checked by
+    the caller for each clock) and its other inputs are the ones it was last evaluated with
+    (the memoised ``combo_update`` evaluates on every change). ``seq_update`` sets one clock,
+    or several (the event-counting model's tiles have their counters' clock ``ubgen_ck``
+    beside ``clk``): a call in which any of them rises evaluates. With ``rise_ico`` that
+    evaluation skips the model's input-combinational region (:func:`skip_ico_when_asked` on
+    the model's code): the inputs it computes from are the ones of the last evaluation and,
+    the model reading its clocks only at their rising edges, it would compute the same values
+    again. Raises :class:`WrapperFormatError` on an unknown shape."""
     if FALL_MARK in text:
         return text
     if MARK not in text:
@@ -135,27 +140,32 @@ def skip_falling_edge(text: str, block: str, rise_ico: bool = False) -> str:
     if func is None:
         raise WrapperFormatError("no <block>_protectlib_seq_update")
     body = func.group(3)
-    clocks = _SET_BIT.findall(body)
-    if len(clocks) != 1 or len(_EVAL.findall(body)) != 1:
-        raise WrapperFormatError("seq_update does not set one clock and evaluate once")
-    clock = clocks[0][2]
-    indent = clocks[0][0]
-    body = _SET_BIT.sub(
-        lambda m: f"{indent}// {FALL_MARK}\n{indent}const bool ubgen_fall__V = "
-                  f"handlep__V->{clock} && !(svLogic)({clock}) && handlep__V->m_ubgen_settled;"
-                  f"\n{m.group(0)}", body)
+    sets = _SET_BIT.findall(body)
+    if not sets or len(_EVAL.findall(body)) != 1:
+        raise WrapperFormatError("seq_update does not set its clocks and evaluate once")
+    clocks, indent = [c[2] for c in sets], sets[0][0]
+    rises = " || ".join(f"(!handlep__V->{c} && (svLogic)({c}))" for c in clocks)
+    falls = " || ".join(f"(handlep__V->{c} && !(svLogic)({c}))" for c in clocks)
+    fall = (f"handlep__V->{clocks[0]} && !(svLogic)({clocks[0]}) && handlep__V->m_ubgen_settled"
+            if len(clocks) == 1 else
+            f"handlep__V->m_ubgen_settled && !({rises}) && ({falls})")
+    head = [f"// {FALL_MARK}"]
+    if rise_ico:
+        head += [f"// {RISE_MARK}", f"const bool ubgen_rise__V = {rises};"]
+    head.append(f"const bool ubgen_fall__V = {fall};")
+    first = re.search(rf"^{re.escape(indent)}handlep__V->{clocks[0]} = \({clocks[0]}\);$",
+                      body, re.M)
+    body = body[:first.start()] + "".join(f"{indent}{h}\n" for h in head) + body[first.start():]
+    record = [f"handlep__V->rootp->__Vtrigprevexpr___TOP__{c}__0 = handlep__V->{c};"
+              for c in clocks]
     flag = f"ubgen_rise_no_ico__V{block}"
-    rise = (f"{{ {flag} = !ubgen_was__V && (svLogic)({clock}) && handlep__V->m_ubgen_settled; "
+    rise = (f"{{ {flag} = ubgen_rise__V && handlep__V->m_ubgen_settled; "
             f"handlep__V->eval(); {flag} = false; }}" if rise_ico else "handlep__V->eval();")
+    skip = record[0] if len(record) == 1 else "{ " + " ".join(record) + " }"
     body = _EVAL.sub(
-        lambda m: f"{m.group(1)}if (ubgen_fall__V) handlep__V->rootp->"
-                  f"__Vtrigprevexpr___TOP__{clock}__0 = handlep__V->{clock};\n"
+        lambda m: f"{m.group(1)}if (ubgen_fall__V) {skip}\n"
                   f"{m.group(1)}else {rise}\n{m.group(1)}handlep__V->m_ubgen_settled = true;",
         body)
-    if rise_ico:
-        body = body.replace(f"{indent}// {FALL_MARK}\n",
-                            f"{indent}// {FALL_MARK}\n{indent}// {RISE_MARK}\n{indent}"
-                            f"const bool ubgen_was__V = handlep__V->{clock};\n", 1)
     text = text[:func.start(3)] + body + text[func.end(3):]
     if rise_ico:
         text = f'extern "C" {{ bool {flag} = false; }}\n' + text
@@ -213,15 +223,18 @@ def memoise_build(build_dir: Path, blocks: list[str], falling: bool = True,
 
 def _skip_falling_if_posedge_only(text: str, block: str, model_dir: Path,
                                   rise_ico: bool) -> str:
+    """``text`` with :func:`skip_falling_edge` when every clock ``seq_update`` sets is read
+    by the block's model only as a rising-edge trigger (:func:`posedge_only`), else as it is
+    (the memoised ``combo_update`` alone)."""
     seq = _SEQ.search(text)
-    clocks = _SET_BIT.findall(seq.group(3)) if seq else []
-    if len(clocks) != 1:
-        raise WrapperFormatError("seq_update does not set exactly one clock")
+    clocks = [c[2] for c in _SET_BIT.findall(seq.group(3))] if seq else []
+    if not clocks:
+        raise WrapperFormatError("seq_update sets no clock")
     sources = {p.name: p.read_text() for p in sorted(model_dir.glob(f"V{block}_*.cpp"))
                if "__Slow" not in p.name}
     if not sources:
         raise WrapperFormatError(f"no evaluation code V{block}___024root__*.cpp")
-    if not posedge_only(sources, clocks[0][2]):
+    if not all(posedge_only(sources, c) for c in clocks):
         return text
     if rise_ico:
         head = f"void V{block}___024root___eval(V{block}___024root* vlSelf) {{"

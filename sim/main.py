@@ -168,28 +168,52 @@ def run_array(app: str, arch_name: str, sizes: dict, seed: int, waves: bool | No
     out = record_path(out_dir or BUILD_SIM, base["app"], base["arch"],
                       front.source if result.blocks is not None else result.source)
     pnr, bundle, pnr_seconds = _place_and_bundle(result, say)
-    model = model_for(result.arch, _waves(waves), say)
-    if model["cached"]:
-        say("Verilator build: 0 s (model cached)")
-    else:
-        say(f"Verilator build: {model['verilator_build_seconds']:.1f} s")
     arrays = ({"inputs": front.inputs, "expected": golden.outputs}
               if result.tiling is not None else None)
     if result.blocks is not None:        # the first block starts from the bias as partial sums
         from compiler.tiling.blocks import first_carry
         arrays = {"inputs": dict(front.inputs, **first_carry(result.blocks, front.inputs)),
                   "expected": golden.outputs}
-    res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model,
-                     arrays=arrays,
-                     progress=sys.stdout if progress is True else progress or None)
+    stream = sys.stdout if progress is True else progress or None
+    one_run = bool(energy) and energy != "gate" and result.tiling is None and not _waves(waves)
+    if one_run:             # the event-counting run is the functional check as well
+        res, model, e = _energy_run(bundle, result, sram_scale, say, stream)
+    else:
+        model = model_for(result.arch, _waves(waves), say)
+        _say_build(model, say)
+        res = run_bundle(bundle, result.arch, waves=_waves(waves), log=say, model=model,
+                         arrays=arrays, progress=stream)
     record = _array_record(base, result, bundle, pnr, res, model,
                            compile_seconds=compile_seconds, pnr_seconds=pnr_seconds)
     outputs = res.get("outputs") or (golden.outputs if res["passed"] else {})
     record["images"] = write_images(out, front.inputs, outputs)
-    if energy and res["passed"]:
+    if one_run:
+        record["model_kind"] = "event-counting"
+        if res["passed"]:
+            record["energy"] = e
+    elif energy and res["passed"]:
         _add_energy(record, bundle, result, sram_scale, say,
                     "gate" if energy == "gate" else "shortcut")
     return _write_record(record, out)
+
+
+def _say_build(model: dict, say) -> None:
+    if model["cached"]:
+        say("Verilator build: 0 s (model cached)")
+    else:
+        say(f"Verilator build: {model['verilator_build_seconds']:.1f} s")
+
+
+def _energy_run(bundle: dict, result, sram_scale: float, say, progress):
+    """``make sim ... ENERGY=1``'s one run (docs/energy.md "Cost"): the bundle on the
+    event-counting RTL model, through the same host testbench and verdict as the plain run
+    (bit-exact outputs, measured == predicted cycles, GLB writes, ERROR), priced by the arch's
+    characterisation; returns ``(result, model, energy)``."""
+    from sim.energy.report import checked_energy_run
+    say("energy: the bundle on the RTL with its toggles counted, which is also the functional "
+        "check (docs/energy.md)")
+    return checked_energy_run(bundle, result.arch, result.program, sram_scale, log=say,
+                              progress=progress)
 
 
 def _compile(app: str, arch_name: str | None, sizes: dict, seed: int, say,
@@ -329,8 +353,9 @@ def _array_record(base: dict, result, bundle: dict, pnr, res: dict, model: dict,
 def _add_energy(record: dict, bundle: dict, result, sram_scale: float, say,
                 method: str = "shortcut") -> None:
     """The same bundle once more, on the toggle-counting RTL model priced by the arch's
-    characterisation (``method="shortcut"``) or on the gate-level ``cgra_top`` (``"gate"``): its
-    energy into ``record`` (docs/energy.md); a failed energy run fails the record."""
+    characterisation (``method="shortcut"``: a tiled run or one with waves, whose functional
+    run is the plain model's) or on the gate-level ``cgra_top`` (``"gate"``): its energy into
+    ``record`` (docs/energy.md); a failed energy run fails the record."""
     from sim.energy.report import energy_record
     say("energy: the same bundle on the " + ("gate-level cgra_top" if method == "gate" else
                                              "RTL with its toggles counted") + " (docs/energy.md)")

@@ -171,13 +171,15 @@ def _by_tile(b) -> dict[str, dict]:
                     else round(v, 3)) for k, v in d.items()} for t, d in tiles.items()}
 
 
-def timed_run(bundle: dict, arch, model_of, log) -> tuple[dict, dict, float]:
+def timed_run(bundle: dict, arch, model_of, log, progress=None) -> tuple[dict, dict, float]:
     """``bundle`` run, its directory kept, on the model ``model_of(arch, log)`` (built when
-    missing): (the model, the run's result, the simulation's seconds)."""
+    missing): (the model, the run's result, the simulation's seconds); ``progress``: the
+    stream of the run's live progress (:func:`sim.array_run.run_bundle`)."""
     from sim.array_run import run_bundle
     model = model_of(arch, log)
     t = time.perf_counter()
-    res = run_bundle(bundle, arch, waves=False, log=log, model=model, keep=True)
+    res = run_bundle(bundle, arch, waves=False, log=log, model=model, keep=True,
+                     progress=progress)
     return model, res, time.perf_counter() - t
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from .array import CATEGORIES, run_energy
 from .model import load_tech
 
-__all__ = ["operations", "energy_record", "plot_breakdown", "HELP"]
+__all__ = ["operations", "energy_record", "checked_energy_run", "plot_breakdown", "HELP"]
 
 HELP = ("also measure the run's energy (docs/energy.md). Default (shortcut): the same bundle "
         "on the RTL with event counters in every module (each signal's toggles per clock edge "
@@ -22,7 +22,8 @@ HELP = ("also measure the run's energy (docs/energy.md). Default (shortcut): the
         "Verilator builds and 14 runs of 300 cycles, about 1-15 min per tile kind on a loaded "
         "2-core machine (cgra_4x4, three kinds and the top, about 25 min at load 10-17), and "
         "builds the event-counting RTL model (about 11 min for cgra_4x4, 14 min for cgra_8x8 "
-        "at load 13-17); later runs add one RTL run, about 2-3 times the plain run's CPU time. "
+        "at load 13-17); later runs make one RTL run, on that model instead of the plain one "
+        "(it is the functional check as well). "
         "'gate': the whole cgra_top mapped to gates and simulated with its switching counted "
         "(the shortcut's reference; its first build takes about an hour for cgra_4x4 on a "
         "loaded 2-core machine)")
@@ -53,13 +54,32 @@ def energy_record(bundle: dict, arch, program, sram_scale: float = 1.0, log=prin
         e = dict(run_energy(bundle, arch, tech, log=log), method="gate")
     else:
         e = shortcut_energy(bundle, arch, tech, log=log)
+    return _per_unit(e, bundle, program)
+
+
+def checked_energy_run(bundle: dict, arch, program, sram_scale: float = 1.0, log=print,
+                       progress=None) -> tuple[dict, dict, dict]:
+    """``make sim ... ENERGY=1`` in one run (:func:`sim.energy.shortcut.shortcut_run`): the
+    bundle on the event-counting RTL model, whose host testbench is ``make sim``'s functional
+    check; returns ``(result, model, energy)``: the run's :func:`sim.array_run.run_bundle`
+    result, the model it ran on, and the ``energy`` field (as :func:`energy_record`'s; the
+    verdict alone when the run failed)."""
+    from .shortcut import shortcut_run
+    res, model, e = shortcut_run(bundle, arch, load_tech().scaled(sram_scale), log=log,
+                                 progress=progress)
+    return res, model, _per_unit(e, bundle, program)
+
+
+def _per_unit(e: dict, bundle: dict, program) -> dict:
+    """``e`` with its energy per output pixel and per operation (when it has one)."""
     pixels = len(bundle["glb_outputs"])
     ops = operations(program)
-    e.update(output_pixels=pixels, operations=ops,
-             pj_per_pixel=round(e["total_pj"] / pixels, 3) if pixels else None,
-             pj_per_op=round(e["total_pj"] / ops, 4) if ops else None,
-             pj_per_pixel_by_category={c: round(v / pixels, 4) for c, v in
-                                       e["categories_pj"].items()} if pixels else {})
+    e.update(output_pixels=pixels, operations=ops)
+    if "total_pj" in e:
+        e.update(pj_per_pixel=round(e["total_pj"] / pixels, 3) if pixels else None,
+                 pj_per_op=round(e["total_pj"] / ops, 4) if ops else None,
+                 pj_per_pixel_by_category={c: round(v / pixels, 4) for c, v in
+                                           e["categories_pj"].items()} if pixels else {})
     return e
 
 

@@ -31,37 +31,39 @@ from .events import (SRAM_PREFIX, WINDOW_CYCLES, instrument, parse_coverage, par
 from .gates import EnergyError
 from .model import Tech, load_tech
 
-__all__ = ["event_model", "run_events", "price_events", "shortcut_energy", "coverage_charz",
-           "coverage_reference"]
+__all__ = ["event_model", "event_options", "run_events", "price_events", "shortcut_run", "shortcut_energy",
+           "coverage_charz", "coverage_reference"]
 
 BUILD = build_dir("energy")
 FLAVOUR = "events-5"       # 5: the toggles the window's edges make (events.py), no coverage
 
 
-def event_model(arch, log=print, reference: bool = False) -> dict:
+def event_model(arch, log=print, reference: bool = False, rewrite: bool = True) -> dict:
     """The event-counting RTL model of ``arch``'s ``cgra_top`` (built when missing, cached by
-    the Verilog's digest): a :func:`sim.array_run.model_for`-shaped dict plus ``macros``.
-    ``reference``: with Verilator's toggle coverage as well (the first method, to compare the
-    counts: :func:`coverage_reference`)."""
-    from sim.array_run import ModelOptions, _arch, _verilate, generate_verilog, model_key
+    the Verilog's digest and the build options): a :func:`sim.array_run.model_for`-shaped dict
+    plus ``macros``. ``rewrite``: the tiles' wrappers rewritten as in the plain model
+    (:mod:`sim.hier_memo`: a tile evaluated only when an input changed, not on a falling edge
+    of its clocks, without its input region on a rising one), exact for the counters too, which
+    are clocked registers of the RTL (docs/energy.md "Cost"); ``False``: Verilator's own
+    wrappers (the equality check's reference). ``reference``: with Verilator's toggle coverage
+    as well (the first method, to compare the counts: :func:`coverage_reference`), which
+    counts what each evaluation changes and so keeps Verilator's wrappers."""
+    from sim.array_run import _arch, _verilate, generate_verilog, model_key
     from sim.runner import locked, setup_verilator
     from ubgen.array import KINDS, tile_module
     from ubgen.top import top_module, verilog_sources
     arch = _arch(arch)
     rtl, vkey, vsec = generate_verilog(arch)
     top = top_module(arch)
-    # the construction code unoptimised (it builds much faster; the evaluation code is -O2);
-    # Verilator's own wrappers (sim.hier_memo's rewrite would skip edges the counters see)
-    opts = ModelOptions(opt_slow="-O0", coverage=reference, hier_memo=False,
-                        hier_fall_skip=False, hier_rise_no_ico=False)
+    opts = event_options(reference, rewrite)
     name = f"events{'-ref' if reference else ''}-{arch.name}"
     seconds = 0.0
     with locked(BUILD / f".{name}.lock"):
         src = BUILD / f"{name}-rtl"
-        macros = instrument(rtl, src, [p.name for p in verilog_sources(rtl, arch)], top,
-                            frozenset(tile_module(k) for k in KINDS), coverage=reference)
-        digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(src.glob("*.v"))))
-        key = model_key(f"{digest.hexdigest()}:{FLAVOUR}", opts, False)[:16]
+        files = [p.name for p in verilog_sources(rtl, arch)]
+        digest, macros = _instrumented(rtl, vkey, src, files, top,
+                                       frozenset(tile_module(k) for k in KINDS), reference)
+        key = model_key(f"{digest}:{FLAVOUR}", opts, False)[:16]
         work = BUILD / f"{name}-{key}"
         model_dir, stamp = work / "model", work / "model" / "model.json"
         if not (stamp.exists() and json.loads(stamp.read_text()).get("key") == key):
@@ -83,16 +85,56 @@ def event_model(arch, log=print, reference: bool = False) -> dict:
             "cached": seconds == 0.0, "macros": macros, "options": opts}
 
 
-def run_events(bundle: dict, arch, log=print, reference: bool = False) -> dict:
-    """``bundle`` on the event-counting RTL model: the run's verdict, its toggles per module
-    instance inside the energy window(s) and the seconds spent (``reference``: on the model
-    with toggle coverage too, whose counts come as ``coverage``)."""
+def event_options(reference: bool = False, rewrite: bool = True):
+    """The build options of :func:`event_model`'s model (part of its cache key): the
+    construction code unoptimised (it builds much faster; the evaluation code is -O2); the
+    tiles' wrappers rewritten unless ``rewrite`` is off or the model has the toggle coverage
+    (``reference``)."""
+    from sim.array_run import ModelOptions
+    memo = rewrite and not reference
+    return ModelOptions(opt_slow="-O0", coverage=reference, hier_memo=memo,
+                        hier_fall_skip=memo, hier_rise_no_ico=memo)
+
+
+def _instrumented(rtl: Path, vkey: str, src: Path, files: list[str], top: str,
+                  ports: frozenset[str], coverage: bool) -> tuple[str, list[dict]]:
+    """The generated Verilog ``rtl`` (content digest ``vkey``) with the event counters in
+    ``src`` (:func:`sim.energy.events.instrument`): (the SHA-256 of the instrumented files, the
+    macros found). Made again only when the Verilog, the files, the options or the
+    instrumentation's code (``events.py``, ``gates.py``) changed: a warm run reads the stamp
+    ``src/instrumented.json`` instead of rewriting ten megabytes of Verilog."""
+    here = Path(__file__).parent
+    code = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("events.py", "gates.py")))
+    ikey = hashlib.sha256(json.dumps([vkey, files, top, sorted(ports), coverage,
+                                      code.hexdigest()]).encode()).hexdigest()
+    stamp = src / "instrumented.json"
+    if stamp.exists():
+        old = json.loads(stamp.read_text())
+        if old.get("key") == ikey and all((src / f).exists() for f in files):
+            return old["digest"], old["macros"]
+    stamp.unlink(missing_ok=True)
+    macros = instrument(rtl, src, files, top, ports, coverage=coverage)
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(src.glob("*.v"))))
+    stamp.write_text(json.dumps({"key": ikey, "digest": digest.hexdigest(), "macros": macros}))
+    return digest.hexdigest(), macros
+
+
+def run_events(bundle: dict, arch, log=print, reference: bool = False, rewrite: bool = True,
+               progress=None) -> dict:
+    """``bundle`` on the event-counting RTL model (:func:`event_model`): the run's verdict
+    (the same host testbench and checks as ``make sim``'s), its toggles per module instance
+    inside the energy window(s) and the seconds spent (``reference``: on the model with toggle
+    coverage too, whose counts come as ``coverage``; ``progress``: the live progress's
+    stream). A passing run that printed no window's counts is an :class:`EnergyError`; a
+    failing one keeps its run directory and whatever counts it printed."""
     t0 = time.perf_counter()
     model, res, sim_seconds = timed_run(
-        bundle, arch, lambda a, lg: event_model(a, lg, reference=reference), log)
+        bundle, arch, lambda a, lg: event_model(a, lg, reference=reference, rewrite=rewrite),
+        log, progress=progress)
     run_dir = Path(res["run_dir"])
-    inst = parse_events((run_dir / "sim.log").read_text())
-    if not any(WINDOW_CYCLES in i["signals"] for i in inst.values()):
+    log_path = run_dir / "sim.log"
+    inst = parse_events(log_path.read_text()) if log_path.exists() else {}
+    if res["passed"] and not any(WINDOW_CYCLES in i["signals"] for i in inst.values()):
         raise EnergyError(f"the RTL run printed no energy window's counts ({run_dir})")
     cov: dict = {}
     for f in sorted(run_dir.glob("energy_cov_*.dat")) if reference else []:
@@ -205,19 +247,24 @@ def price_events(instances: dict, charz: dict, tech: Tech) -> dict:
             "tiles": {t: {k: round(v, 3) for k, v in d.items()} for t, d in sorted(tiles.items())}}
 
 
-def shortcut_energy(bundle: dict, arch, tech: Tech | None = None, log=print) -> dict:
-    """``bundle`` on the toggle-counting RTL model, priced by the arch's characterisation
-    (made first when missing): the run's verdict and its energy, the seconds each step took,
-    in the shape of :func:`sim.energy.array.run_energy`'s result."""
+def shortcut_run(bundle: dict, arch, tech: Tech | None = None, log=print,
+                 progress=None) -> tuple[dict, dict, dict]:
+    """``bundle``'s one run on the event-counting RTL model, after the arch's characterisation
+    (made first when missing): ``(result, model, energy)``. ``result`` is the run's
+    :func:`sim.array_run.run_bundle` result, the functional check of ``make sim`` (the same
+    host testbench: bit-exact outputs, measured == predicted cycles, GLB writes, ERROR);
+    ``model`` the model it ran on; ``energy`` its energy priced by the characterisation, with
+    the verdict and the seconds each step took, in the shape of
+    :func:`sim.energy.array.run_energy`'s result (only the verdict when the run failed)."""
     from .charz import characterise
     tech = tech or load_tech()
     t = time.perf_counter()
     charz = characterise(arch, tech, log=log)
     charz_s = time.perf_counter() - t
-    ev = run_events(bundle, arch, log=log)
+    ev = run_events(bundle, arch, log=log, progress=progress)
     t = time.perf_counter()
-    e = price_events(ev["instances"], charz, tech)
     res = ev["result"]
+    e = price_events(ev["instances"], charz, tech) if res["passed"] else {}
     e.update(method="shortcut", passed=res["passed"], failures=res["failures"],
              match=res["match"], cycles_measured=res["cycles_measured"],
              technology=tech.name, sram_scale=tech.sram_scale,
@@ -226,10 +273,15 @@ def shortcut_energy(bundle: dict, arch, tech: Tech | None = None, log=print) -> 
                                                      charz["kinds"].items()}},
              model_seconds={"characterisation": round(charz_s, 1),
                             "events_model": ev["model_seconds"]},
-             sim_seconds=ev["sim_seconds"],
+             sim_seconds=ev["sim_seconds"], pricing_seconds=round(time.perf_counter() - t, 2),
              energy_seconds=round(charz_s + ev["model_seconds"] + ev["sim_seconds"]
                                   + time.perf_counter() - t, 1))
-    return e
+    return res, ev["model"], e
+
+
+def shortcut_energy(bundle: dict, arch, tech: Tech | None = None, log=print) -> dict:
+    """The energy of :func:`shortcut_run` (its run's verdict included)."""
+    return shortcut_run(bundle, arch, tech, log)[2]
 
 
 def coverage_charz(charz: dict) -> dict:

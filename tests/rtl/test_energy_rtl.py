@@ -430,3 +430,139 @@ def test_the_arrays_window_does_not_count_the_run_write(tmp_path):
     assert lag == {"tb.dut": {"~rest": 19, "ubgen_cyc": 10}, "tb.dut.c": {"~rest": 0}}
     plain = _run_window_events(tmp_path, lag=False)
     assert plain == {"tb.dut": {"~rest": 17, "ubgen_cyc": 10}, "tb.dut.c": {"~rest": 2}}
+
+
+# --- the counting model's wrapper rewrite (docs/energy.md "Cost") ----------------------------
+
+def _counts(ev: dict) -> dict:
+    """Every module instance's counts of an event run: module, counted bits, every group's
+    toggles, the window's cycles and the macros' accesses."""
+    return {p: (i["module"], i["bits"], dict(i["signals"])) for p, i in ev["instances"].items()}
+
+
+@pytest.fixture(scope="module")
+def gaussian_events():
+    """gaussian 64x64 on cgra_8x8 on the counting model with Verilator's own tile wrappers and
+    with the rewritten ones (sim/hier_memo.py), and its all-zero image on the rewritten one;
+    the host polls ``DONE`` every 256 cycles (not every half second of wall time), so the AXI
+    traffic in the window is the same whatever the model's speed."""
+    import numpy as np
+    from compiler.backend.bundle import make_bundle
+    from compiler.interp import run as interp
+    from compiler.pipeline import compile_app
+    from sim.energy.shortcut import run_events
+    mp = pytest.MonkeyPatch()
+    mp.setenv("UBGEN_E2E_POLL", "256")
+    try:
+        r = compile_app("gaussian", "cgra_8x8", None, until="bundle")
+        zeros = {k: np.zeros_like(v) for k, v in r.inputs.items()}
+        zero = make_bundle(r.netlist, r.arch, r.pnr, zeros, interp(r.program, zeros))
+        return {"verilator": run_events(r.bundle, r.arch, rewrite=False),
+                "rewritten": run_events(r.bundle, r.arch, rewrite=True),
+                "zero": run_events(zero, r.arch, rewrite=True)}
+    finally:
+        mp.undo()
+
+
+def test_the_wrapper_rewrite_counts_exactly_the_same_events(gaussian_events):
+    """The rewrite is exact for the counters (clocked registers of the RTL, on their own clock
+    ``ubgen_ck``): every instance's every count equal, with fewer evaluations."""
+    ref, new = gaussian_events["verilator"], gaussian_events["rewritten"]
+    assert ref["result"]["passed"] and new["result"]["passed"]
+    assert ref["model"]["options"].hier_memo is False
+    assert new["model"]["options"].hier_fall_skip is True
+    a, b = _counts(ref), _counts(new)
+    assert len(a) > 500                                  # every module instance of the array
+    assert sum(n for _m, _b, s in a.values() for n in s.values()) > 10**6
+    assert sum(s.get("ubgen_cyc", 0) for _m, _b, s in a.values()) == 4105
+    assert b == a
+
+
+def test_the_count_comparison_sees_other_switching(gaussian_events):
+    """Negative control of the comparison above: the same configuration with an all-zero image
+    (same cycles, same SRAM accesses) counts differently, in the tiles that carry data."""
+    a = _counts(gaussian_events["rewritten"])
+    z = _counts(gaussian_events["zero"])
+    assert gaussian_events["zero"]["result"]["passed"]
+    assert z.keys() == a.keys() and z != a
+    differ = {p for p in a if a[p] != z[p]}
+    assert any(".tile_r" in p for p in differ)
+    assert sum(s.get("ubgen_cyc", 0) for _m, _b, s in z.values()) == 4105
+
+
+def _no_plain_model(monkeypatch) -> list:
+    """``sim.array_run.model_for`` recording its calls (the plain model): ENERGY=1 must not ask
+    for it."""
+    import sim.array_run
+    calls = []
+    real = sim.array_run.model_for
+    monkeypatch.setattr(sim.array_run, "model_for",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    return calls
+
+
+def test_energy_is_one_run_with_the_verdict_of_a_plain_run(tmp_path, monkeypatch):
+    """``make sim APP=gaussian ENERGY=1``: one run, on the counting model, whose record carries
+    the plain run's verdict (bit-exact, measured == predicted cycles, GLB writes, ERROR 0) and
+    the energy of the same run."""
+    from sim.main import run_array
+    calls = _no_plain_model(monkeypatch)
+    rec = run_array("gaussian", "cgra_8x8", {}, 0, out_dir=tmp_path, log=lambda _m: None,
+                    progress=None, energy="shortcut")
+    assert rec["passed"] and rec["match"], rec["failures"]
+    assert rec["model_kind"] == "event-counting" and calls == []
+    assert rec["cycles_measured"] == rec["cycles_predicted"] == 4104
+    assert rec["glb_writes"] == rec["output_writes"] and rec["error"] == 0
+    e = rec["energy"]
+    assert e["passed"] and e["window_cycles"] == 4105 and e["output_pixels"] == 3844
+    assert e["cycles_measured"] == rec["cycles_measured"]           # the same run
+
+
+def test_energy_run_fails_a_wrong_bundle(tmp_path, monkeypatch):
+    """Negative control: the same flow with one expected output word wrong fails the record
+    (the counting run's testbench compares every word), and nothing is priced."""
+    import sim.main as sim_main
+    from sim.main import run_array
+    real = sim_main._place_and_bundle
+
+    def wrong(result, say):
+        pnr, bundle, seconds = real(result, say)
+        outs = [list(w) for w in bundle["glb_outputs"]]
+        outs[0][1] ^= 1
+        return pnr, dict(bundle, glb_outputs=outs), seconds
+    monkeypatch.setattr(sim_main, "_place_and_bundle", wrong)
+    calls = _no_plain_model(monkeypatch)
+    rec = run_array("gaussian", "cgra_8x8", {}, 0, out_dir=tmp_path, log=lambda _m: None,
+                    progress=None, energy="shortcut")
+    assert not rec["passed"] and not rec["match"]
+    assert [f for f in rec["failures"] if "1 output words differ" in f], rec["failures"]
+    assert rec["cycles_measured"] == rec["cycles_predicted"]          # only the word is wrong
+    assert "energy" not in rec and calls == []
+
+
+def test_a_broken_rewrite_changes_the_counts(gaussian_events, tmp_path, monkeypatch):
+    """Negative control at the array: the counting model built (in a directory of its own) with
+    a rewrite that, on a skipped falling edge, records ``clk``'s trigger value but not the
+    counters' ``ubgen_ck``: the design still runs right (bit-exact in the predicted cycles),
+    and the counts differ from the exact ones (the counters miss most rising edges)."""
+    import sim.energy.shortcut as sc
+    import sim.hier_memo as hm
+    from compiler.pipeline import compile_app
+    real = hm.skip_falling_edge
+    record = " handlep__V->rootp->__Vtrigprevexpr___TOP__ubgen_ck__0 = handlep__V->ubgen_ck;"
+
+    def broken(text, block, rise_ico=False):
+        good = real(text, block, rise_ico)
+        assert record in good, block
+        return good.replace(record, "")
+    monkeypatch.setattr(hm, "skip_falling_edge", broken)
+    monkeypatch.setattr(sc, "BUILD", tmp_path)
+    monkeypatch.setenv("UBGEN_E2E_POLL", "256")
+    r = compile_app("gaussian", "cgra_8x8", None, until="bundle")
+    ev = sc.run_events(r.bundle, r.arch, rewrite=True)
+    assert ev["result"]["passed"], ev["result"]["failures"]
+    a, b = _counts(gaussian_events["rewritten"]), _counts(ev)
+    assert b.keys() == a.keys() and b != a
+    toggles = lambda c: sum(n for _m, _b, s in c.values() for k, n in s.items()
+                            if not k.startswith("ubgen_"))
+    assert toggles(b) < toggles(a)

@@ -269,3 +269,48 @@ def test_the_coverage_fit_divides_by_the_coverage_counts():
     assert r["pooled_pj_per_toggle"] == 4.0 and r["pj_per_toggle_per_gate_per_bit"] == 8.0 / 4
     # control: the characterisation given is left as it was (the counters' fit)
     assert c["kinds"]["pe"]["blocks"]["a"]["pj_per_toggle"] == 2.0
+
+
+def test_the_instrumented_verilog_is_made_again_only_when_its_verilog_changes(tmp_path,
+                                                                                monkeypatch):
+    """A warm ``ENERGY=1`` run reads the instrumented Verilog's digest from its stamp instead
+    of instrumenting again; another generated Verilog (its digest) instruments again."""
+    from sim.energy import shortcut
+    rtl, src = tmp_path / "rtl", tmp_path / "src"
+    rtl.mkdir()
+    (rtl / "top.v").write_text(CHILD_V + TOP_V)
+    calls = []
+    real = shortcut.instrument
+    monkeypatch.setattr(shortcut, "instrument",
+                        lambda *a, **k: calls.append(a) or real(*a, **k))
+    args = (["top.v"], "top", frozenset({"top"}), False)
+    first = shortcut._instrumented(rtl, "digest-1", src, *args)
+    again = shortcut._instrumented(rtl, "digest-1", src, *args)
+    assert again == first and len(calls) == 1
+    assert "UBGEN_EVENTS %m top" in (src / "top.v").read_text()
+    # control: the generator's Verilog changed (a new digest): instrumented again
+    (rtl / "top.v").write_text(CHILD_V + TOP_V.replace("  wire done;\n",
+                                                       "  wire done;\n  wire extra;\n"))
+    other = shortcut._instrumented(rtl, "digest-2", src, *args)
+    assert len(calls) == 2 and other[0] != first[0]
+    assert "extra" in (src / "top.v").read_text()
+
+
+def test_the_counting_models_key_follows_the_wrapper_rewrite():
+    """The counting model with the rewrite has its own cache key (with the rewrite's source in
+    it); without it (the equality check's reference) the key is the one the model had before
+    the rewrite was used, so that model is reused; the coverage model never gets it."""
+    from dataclasses import replace
+    from sim.array_run import ModelOptions, model_key
+    from sim.energy.shortcut import event_options
+    new, old, ref = event_options(), event_options(rewrite=False), event_options(reference=True)
+    assert (new.hier_memo, new.hier_fall_skip, new.hier_rise_no_ico) == (True, True, True)
+    assert not (old.hier_memo or ref.hier_memo) and ref.coverage
+    before = ModelOptions(opt_slow="-O0", hier_memo=False, hier_fall_skip=False,
+                          hier_rise_no_ico=False)                  # what main built
+    assert old == before
+    assert model_key("v", old, False) == model_key("v", before, False)
+    assert model_key("v", new, False) != model_key("v", old, False)
+    # control: the same options give the same key; another Verilog another one
+    assert model_key("v", new, False) == model_key("v", replace(new), False)
+    assert model_key("w", new, False) != model_key("v", new, False)

@@ -146,15 +146,19 @@ def _cxx(*args: str) -> None:
                    check=True, capture_output=True, text=True)
 
 
+def _stand_in(d, model: str, root: str, main: str):
+    """A stand-in model's headers and its calling program, compiled, in ``d``."""
+    (d / "Vblk.h").write_text(model)
+    (d / "Vblk___024root.h").write_text(root)
+    (d / "main.cpp").write_text(main)
+    _cxx("-I", str(d), "-c", str(d / "main.cpp"), "-o", str(d / "main.o"))
+    return d
+
+
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
     """The stand-in model's headers and the calling program, compiled once."""
-    d = tmp_path_factory.mktemp("harness")
-    (d / "Vblk.h").write_text(MODEL)
-    (d / "Vblk___024root.h").write_text(ROOT)
-    (d / "main.cpp").write_text(MAIN)
-    _cxx("-I", str(d), "-c", str(d / "main.cpp"), "-o", str(d / "main.o"))
-    return d
+    return _stand_in(tmp_path_factory.mktemp("harness"), MODEL, ROOT, MAIN)
 
 
 def _run(harness, tmp_path, wrapper: str) -> list[tuple[int, int]]:
@@ -305,6 +309,94 @@ def test_only_a_posedge_only_model_gets_the_falling_edge_skip(tmp_path, extra, e
     (tmp_path / "Vblk" / "blk.cpp").write_text(WRAPPER)
     (tmp_path / "Vblk" / "Vblk___024root__0.cpp").write_text(POSEDGE_MODEL + extra)
     (tmp_path / "Vblk" / "Vblk___024root__0__Slow.cpp").write_text("vlSelf->clk = 0;\n")
+    memoise_build(tmp_path, ["blk"], falling=True)
+    text = (tmp_path / "Vblk" / "blk.cpp").read_text()
+    assert MARK in text
+    assert (FALL_MARK in text) is expected
+
+
+# The event-counting model's tiles (sim/energy/events.py) have two clocks: ``clk`` and the
+# counters' ``ubgen_ck`` (the same net at the top). A stand-in with a counter clocked by the
+# second clock that adds the input region's value at each of its rising edges, as the event
+# counters sample the signals at each edge.
+WRAPPER2 = WRAPPER.replace(
+    "        svLogic clk,\n        svLogicVecVal* o\n",
+    "        svLogic ubgen_ck,\n        svLogic clk,\n        svLogicVecVal* o\n").replace(
+    "        handlep__V->clk = (clk);\n",
+    "        handlep__V->ubgen_ck = (ubgen_ck);\n        handlep__V->clk = (clk);\n")
+ROOT2 = """\
+#pragma once
+#include "verilated.h"
+struct Vblk___024root { CData __Vtrigprevexpr___TOP__clk__0 = 0,
+                              __Vtrigprevexpr___TOP__ubgen_ck__0 = 0; };
+"""
+MODEL2 = MODEL.replace("CData a = 0, clk = 0;", "CData a = 0, clk = 0, ubgen_ck = 0;").replace(
+    "IData o = 0, state = 0, in_part = 0;", "IData o = 0, state = 0, in_part = 0, events = 0;"
+).replace(
+    "        rootp->__Vtrigprevexpr___TOP__clk__0 = clk;\n        o = in_part + state;\n",
+    "        if (ubgen_ck && !rootp->__Vtrigprevexpr___TOP__ubgen_ck__0) events += in_part;\n"
+    "        rootp->__Vtrigprevexpr___TOP__clk__0 = clk;\n"
+    "        rootp->__Vtrigprevexpr___TOP__ubgen_ck__0 = ubgen_ck;\n"
+    "        o = in_part + state + 1000 * events;\n")
+MAIN2 = MAIN.replace(
+    "long long blk_protectlib_seq_update(void*, svLogic, svLogicVecVal*);",
+    "long long blk_protectlib_seq_update(void*, svLogic, svLogic, svLogicVecVal*);").replace(
+    "blk_protectlib_seq_update(h, clk, o);", "blk_protectlib_seq_update(h, clk, clk, o);")
+
+
+@pytest.fixture(scope="module")
+def harness2(tmp_path_factory):
+    """The two-clock stand-in's headers and calling program, compiled once."""
+    return _stand_in(tmp_path_factory.mktemp("harness2"), MODEL2, ROOT2, MAIN2)
+
+
+def test_two_clocks_rewritten_answer_as_verilators_wrapper_with_fewer_evaluations(harness2,
+                                                                                   tmp_path):
+    """Both clocks' triggers recorded on a skipped falling edge: every call answers what
+    Verilator's own wrapper answers (the counter clocked by ``ubgen_ck`` included), with one
+    evaluation per input change and per rising edge."""
+    assert WRAPPER2 != WRAPPER and MODEL2 != MODEL and MAIN2 != MAIN
+    reference = _run(harness2, tmp_path, WRAPPER2)
+    # o = the input region + clk's rising edges + 1000 x the sum of the input region's values
+    # at ubgen_ck's rising edges (10, then 11 twice)
+    assert [o for _, o in reference] == [1, 1, 2, 10, 10, 10011, 10011, 10011, 10012, 21013,
+                                         21013, 32014]
+    for rise_ico in (False, True):
+        wrapper = skip_falling_edge(memoise_combo_update(WRAPPER2), "blk", rise_ico=rise_ico)
+        assert wrapper.count("__Vtrigprevexpr___TOP__ubgen_ck__0 = handlep__V->ubgen_ck;") == 1
+        got = _run(harness2, tmp_path, wrapper)
+        assert [o for _, o in got] == [o for _, o in reference]
+        assert [n for n, _ in got] == [n for n, _ in EXPECTED_FALL]
+    assert [n for n, _ in reference] == list(range(1, 13))    # Verilator's: every call
+
+
+def test_the_harness_sees_a_skipped_fall_that_forgets_the_second_clock(harness2, tmp_path):
+    """Negative control: a rewrite that records only ``clk`` on a skipped falling edge makes the
+    model miss the counters' next rising edge, and the outputs differ from Verilator's
+    wrapper's."""
+    good = skip_falling_edge(memoise_combo_update(WRAPPER2), "blk")
+    broken = good.replace(" handlep__V->rootp->__Vtrigprevexpr___TOP__ubgen_ck__0 = "
+                          "handlep__V->ubgen_ck;", "")
+    assert broken != good
+    got = _run(harness2, tmp_path, broken)
+    reference = _run(harness2, tmp_path, WRAPPER2)
+    assert got[11] == (7, 21014)        # the rising edge right after a skipped fall: missed
+    assert reference[11] == (12, 32014)
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ("", True),
+    # negative control: the counters' clock read as data
+    ("    vlSelfRef.q = vlSelfRef.ubgen_ck;\n", False),
+])
+def test_a_two_clock_block_gets_the_skip_only_when_both_clocks_qualify(tmp_path, extra,
+                                                                       expected):
+    model = POSEDGE_MODEL + POSEDGE_MODEL.replace("clk", "ubgen_ck") + extra
+    assert posedge_only({"m.cpp": model}, "clk") is True
+    assert posedge_only({"m.cpp": model}, "ubgen_ck") is expected
+    (tmp_path / "Vblk").mkdir()
+    (tmp_path / "Vblk" / "blk.cpp").write_text(WRAPPER2)
+    (tmp_path / "Vblk" / "Vblk___024root__0.cpp").write_text(model)
     memoise_build(tmp_path, ["blk"], falling=True)
     text = (tmp_path / "Vblk" / "blk.cpp").read_text()
     assert MARK in text
