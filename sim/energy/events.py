@@ -11,6 +11,15 @@ to every module (:func:`instrument`, :func:`instrument_events`):
   sampled at each clock edge and the bits that differ from the previous edge's are added
   (``$countones`` of the XOR); a tile module (``port_modules``) counts each port apart (the
   input load and the routing hops are priced per port), the rest together;
+* in the array's model (a ``top`` whose ``run & ~done`` opens the window: :func:`instrument`)
+  the toggles counted are the changes the window's clock edges make: each edge's are counted
+  at the next edge, so the changes the edge *before* the window makes (the host's write of
+  ``RUN``: ``run`` rising, and its copies in every tile's modules) are not counted and those
+  of the window's last edge are, as Verilator's toggle coverage zeroed at the window's first
+  edge and written at the edge after its last one counted them. In a tile's characterisation
+  the testbench opens the window and changes the inputs between edges, so the changes seen at
+  an edge are the window's own (no lag). Without the lag an unused tile's `run` copies (pure
+  wires at gate level) were counted once per run as its blocks' data;
 * the top counts the window's cycles (:data:`WINDOW_CYCLES`);
 * every SRAM macro (a memory of at least :data:`~sim.energy.gates.MACRO_MIN_DEPTH` words, as at
   gate level) counts its read and write accesses in the window, exactly.
@@ -165,10 +174,15 @@ def _vec(names: list[str], signals: dict[str, int]) -> list[tuple[str, int]]:
 
 
 def _counters(module: str, groups: dict[str, list[str]], signals: dict[str, int],
-              top: bool) -> list[str]:
+              top: bool, lag: bool = False) -> list[str]:
     """The counting logic of a module (module docstring): per group, the toggles of its
-    signals between consecutive clock edges of the window."""
+    signals between consecutive clock edges of the window (``lag``: the changes the window's
+    edges make, counted at the edge after each: module docstring)."""
     out = ["  // ubgen energy events (sim/energy/events.py)"]
+    en = "ubgen_en"
+    if lag:
+        en = "ubgen_en_q"
+        out += ["  reg ubgen_en_q = 1'b0;", "  always @(posedge ubgen_ck) ubgen_en_q <= ubgen_en;"]
     upd, fmt, args = [], [], []
     for gi, (g, names) in enumerate(groups.items()):
         terms = []
@@ -182,15 +196,16 @@ def _counters(module: str, groups: dict[str, list[str]], signals: dict[str, int]
             upd.append(f"    ubgen_t{gi} <= ubgen_t{gi} + " + " + ".join(terms) + ";")
         fmt.append(f"{g}=%0d")
         args.append(f"ubgen_t{gi}")
+    out += [f"  always @(posedge ubgen_ck) if ({en}) begin", *upd, "  end"]
     if top:
-        out.append(f"  reg [63:0] {WINDOW_CYCLES} = 64'd0;")
-        upd.append(f"    {WINDOW_CYCLES} <= {WINDOW_CYCLES} + 64'd1;")
+        out += [f"  reg [63:0] {WINDOW_CYCLES} = 64'd0;",
+                f"  always @(posedge ubgen_ck) if (ubgen_en) {WINDOW_CYCLES} <= "
+                f"{WINDOW_CYCLES} + 64'd1;"]
         fmt.append(f"{WINDOW_CYCLES}=%0d")
         args.append(WINDOW_CYCLES)
     bits = sum(signals.values())
-    out += ["  always @(posedge ubgen_ck) if (ubgen_en) begin", *upd, "  end",
-            f'  final $display("UBGEN_EVENTS %m {module} {bits} {" ".join(fmt)}", '
-            f'{", ".join(args)});']
+    out.append(f'  final $display("UBGEN_EVENTS %m {module} {bits} {" ".join(fmt)}", '
+               f'{", ".join(args)});')
     return out
 
 
@@ -206,7 +221,7 @@ def _connect(body: str, known: set[str]) -> str:
 
 
 def _module_events(name: str, header: str, body: str, known: set[str], top: bool,
-                   window: str, with_ports: bool) -> tuple[str, str]:
+                   window: str, with_ports: bool, lag: bool) -> tuple[str, str]:
     """(header, body) of one module with the event counters (module docstring)."""
     signals = counted_signals(body)
     groups = (port_groups(header, signals) if with_ports
@@ -219,25 +234,26 @@ def _module_events(name: str, header: str, body: str, known: set[str], top: bool
         header = "ubgen_ck, ubgen_en" + (", " + header if header.strip() else "")
         decl = "\n  input ubgen_ck;\n  input ubgen_en;"
         tail = []
-    body = decl + body + "\n" + "\n".join(tail + _counters(name, groups, signals, top)) + "\n"
+    body = decl + body + "\n" + "\n".join(tail + _counters(name, groups, signals, top, lag)) + "\n"
     return header, body
 
 
 def instrument_events(text: str, known: set[str], top: str | None = None,
                       port_modules: frozenset[str] = frozenset(),
-                      window: str = "run & ~done") -> str:
+                      window: str = "run & ~done", lag: bool = False) -> str:
     """``text`` (generated Verilog) with the event counters in every module (module
     docstring): ``known``, the modules of the design (their instances get the counters' clock
     and window); ``top``, the module whose ``window`` opens the window (every other module gets
     ``ubgen_ck`` and ``ubgen_en`` ports); ``port_modules``, the modules whose ports are counted
-    apart (the tile modules: input load and routing hops)."""
+    apart (the tile modules: input load and routing hops); ``lag``: toggles counted one edge
+    late (the array's window: module docstring)."""
     out, pos = [], 0
     for m in _MODULE.finditer(text):
         name = m.group(1).lstrip("\\")
         hdr_end = text.index(");", m.end())
         end = text.index("\nendmodule", hdr_end)
         header, body = _module_events(name, text[m.end():hdr_end], text[hdr_end + 2:end],
-                                      known, name == top, window, name in port_modules)
+                                      known, name == top, window, name in port_modules, lag)
         out += [text[pos:m.end()], header, ");", body]
         pos = end
     return "".join(out) + text[pos:]
@@ -280,7 +296,7 @@ def instrument(src: Path, dst: Path, files: list[str], top: str | None,
     for f, text in texts.items():
         text, found = instrument_memories(text)
         macros += found
-        text = instrument_events(text, known, top, port_modules)
+        text = instrument_events(text, known, top, port_modules, lag=top is not None)
         if coverage and top is not None and f == f"{top}.v":
             text = coverage_window(text, top)
         path = dst / f

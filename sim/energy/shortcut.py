@@ -35,7 +35,7 @@ __all__ = ["event_model", "event_options", "run_events", "price_events", "shortc
            "coverage_charz", "coverage_reference"]
 
 BUILD = build_dir("energy")
-FLAVOUR = "events-4"       # 4: event counters in the Verilog, no toggle coverage
+FLAVOUR = "events-5"       # 5: the toggles the window's edges make (events.py), no coverage
 
 
 def event_model(arch, log=print, reference: bool = False, rewrite: bool = True) -> dict:

@@ -371,6 +371,67 @@ def test_event_counters_count_each_toggle_in_the_window_once(tmp_path):
     assert _events(binary, 32) == {"~rest": 61, "ubgen_cyc": 32}
 
 
+RUN_V = """module top(clk, start, q);
+  input clk;
+  input start;
+  output [3:0] q;
+  reg run = 1'b0;
+  reg done = 1'b0;
+  reg [3:0] n = 4'd0;
+  always @(posedge clk) begin
+    run <= run | start;
+    if (run & ~done) n <= n + 4'd1;
+    if (n == 4'd9) done <= 1'b1;
+  end
+  child c (
+    .run(run),
+    .q(q)
+  );
+endmodule
+module child(run, q);
+  input run;
+  output [3:0] q;
+  wire copy;
+  assign copy = run;
+  assign q = 4'd0;
+endmodule
+"""
+
+
+def _run_window_events(tmp_path, lag: bool) -> dict:
+    """The counts of ``RUN_V`` (a top whose ``run`` register the edge before the window sets,
+    as the host's RUN write does, window ``run & ~done`` of ten edges, and a child that only
+    carries copies of ``run``), instrumented as the array's model is (``lag``) or not."""
+    import subprocess
+    from sim.energy.events import instrument_events, parse_events
+    from sim.runner import build_model
+    d = tmp_path / ("lag" if lag else "plain")
+    d.mkdir()
+    (d / "top.v").write_text(instrument_events(RUN_V, {"top", "child"}, top="top", lag=lag))
+    (d / "tb.v").write_text("\n".join([
+        "`timescale 1ns/1ps", "module tb;", "  reg clk = 0, start = 0;", "  always #5 clk = ~clk;",
+        "  top dut(.clk(clk), .start(start), .q());", "  initial begin",
+        "    repeat (4) @(negedge clk); start = 1;", "    repeat (30) @(negedge clk); $finish;",
+        "  end", "endmodule", ""]))
+    binary = build_model(name=f"energy_events_run_{d.name}", top="tb", timing=True,
+                         sources=[d / "top.v", d / "tb.v"], opt="-O0").binary
+    out = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout
+    return {p: dict(i["signals"]) for p, i in parse_events(out).items()}
+
+
+def test_the_arrays_window_does_not_count_the_run_write(tmp_path):
+    """docs/energy.md "Shortcut": in the array's model the window's toggles are the changes its
+    edges make. ``n`` counts 0 -> 10 in the ten window edges (18 bit toggles) and ``done``
+    rises at the last one: 19 in the top; ``run`` rose at the edge before the window, so the
+    child (only copies of ``run``, wires at gate level, as in an unused tile) counts 0.
+    Negative control: counted at the edge itself, ``run``'s rise counts in the top and in both
+    of the child's signals, the last edge's increment (2 toggles) and ``done`` do not."""
+    lag = _run_window_events(tmp_path, lag=True)
+    assert lag == {"tb.dut": {"~rest": 19, "ubgen_cyc": 10}, "tb.dut.c": {"~rest": 0}}
+    plain = _run_window_events(tmp_path, lag=False)
+    assert plain == {"tb.dut": {"~rest": 17, "ubgen_cyc": 10}, "tb.dut.c": {"~rest": 2}}
+
+
 # --- the counting model's wrapper rewrite (docs/energy.md "Cost") ----------------------------
 
 def _counts(ev: dict) -> dict:

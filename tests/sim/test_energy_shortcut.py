@@ -117,6 +117,30 @@ def test_every_module_gets_the_window_and_counts_its_signals():
     assert "  cell_lib  leaf (\n    .a(done)" in top
 
 
+def test_the_arrays_window_counts_the_changes_its_edges_make():
+    """The array's model (``instrument`` with a top) counts each module's toggles one edge late
+    (the changes the window's edges make: not the RUN write's, docs/energy.md "Shortcut"); the
+    window's cycles and the characterisation's tile models (no top) count at the edge itself."""
+    lag = instrument_events(CHILD_V + TOP_V, {"t.core", "top"}, top="top", lag=True)
+    child, top = lag.split("endmodule")[:2]
+    for mod in (child, top):
+        assert "  always @(posedge ubgen_ck) ubgen_en_q <= ubgen_en;" in mod
+        assert "always @(posedge ubgen_ck) if (ubgen_en_q) begin\n    ubgen_t0 <=" in mod
+    assert "always @(posedge ubgen_ck) if (ubgen_en) ubgen_cyc <= ubgen_cyc + 64'd1;" in top
+    # control: without the lag (a tile's characterisation) no delayed window anywhere
+    plain = instrument_events(CHILD_V + TOP_V, {"t.core", "top"}, top="top")
+    assert "ubgen_en_q" not in plain and plain.count("if (ubgen_en) begin") == 2
+
+
+def test_the_array_models_instrumentation_lags_and_a_modules_alone_does_not(tmp_path):
+    from sim.energy.events import instrument
+    (tmp_path / "top.v").write_text(CHILD_V + TOP_V)
+    instrument(tmp_path, tmp_path / "array", ["top.v"], "top")
+    assert (tmp_path / "array" / "top.v").read_text().count("if (ubgen_en_q) begin") == 2
+    instrument(tmp_path, tmp_path / "alone", ["top.v"], None)
+    assert "ubgen_en_q" not in (tmp_path / "alone" / "top.v").read_text()
+
+
 def test_parse_events_adds_the_lines_of_an_instance():
     text = ("UBGEN_EVENTS TOP.top.core t.core 73 ~rest=5\nnoise\n"
             "UBGEN_EVENTS TOP.top.core t.core 0 ubgen_sram_mem_rd=3 ubgen_sram_mem_wr=2\n"
