@@ -36,6 +36,12 @@ __all__ = ["event_model", "run_events", "price_events", "shortcut_energy", "cove
 
 BUILD = build_dir("energy")
 FLAVOUR = "events-4"       # 4: event counters in the Verilog, no toggle coverage
+# The counters of every module the top inlines (the array's tile wrappers, the glue) are small
+# when Verilator orders them and large once their wide vectors are expanded, so its default
+# split (20000 nodes per function) left cgra_16x32's in one 118k-line function that -O2 did not
+# compile in 23 minutes: split ten times finer, and any file still over 4 MB at -O1
+# (sim.array_run.ModelOptions; docs/energy.md "Cost")
+COMPILE_LIMITS = {"split_cfuncs": 2000, "big_file_bytes": 4_000_000, "opt_big": "-O1"}
 
 
 def event_model(arch, log=print, reference: bool = False) -> dict:
@@ -53,7 +59,7 @@ def event_model(arch, log=print, reference: bool = False) -> dict:
     # the construction code unoptimised (it builds much faster; the evaluation code is -O2);
     # Verilator's own wrappers (sim.hier_memo's rewrite would skip edges the counters see)
     opts = ModelOptions(opt_slow="-O0", coverage=reference, hier_memo=False,
-                        hier_fall_skip=False, hier_rise_no_ico=False)
+                        hier_fall_skip=False, hier_rise_no_ico=False, **COMPILE_LIMITS)
     name = f"events{'-ref' if reference else ''}-{arch.name}"
     seconds = 0.0
     with locked(BUILD / f".{name}.lock"):
@@ -74,9 +80,10 @@ def event_model(arch, log=print, reference: bool = False) -> dict:
             shutil.copytree(src, work / "rtl")
             shutil.copy(rtl / f"{top}.json", work / "rtl" / f"{top}.json")
             model_dir.mkdir(parents=True)
-            _verilate(model_dir, work / "rtl", arch, False, opts)
+            big = _verilate(model_dir, work / "rtl", arch, False, opts)
             seconds = time.perf_counter() - t
-            stamp.write_text(json.dumps({"key": key, "seconds": round(seconds, 1)}))
+            stamp.write_text(json.dumps({"key": key, "seconds": round(seconds, 1),
+                                         f"at {opts.opt_big}": big}))
     amap = json.loads((rtl / f"{top}.json").read_text())
     return {"build_dir": model_dir, "rtl": work / "rtl", "sha256": key, "top": top,
             "address_map": amap, "verilog_seconds": vsec, "verilator_build_seconds": seconds,
