@@ -88,7 +88,17 @@ class ModelOptions:
     hierarchical blocks' wrappers evaluate a block only when one of its inputs changed, and
     with ``hier_fall_skip`` not on the clock's falling edge either when the block uses only
     its rising edge, and with ``hier_rise_no_ico`` without the block's input-combinational
-    region on a rising edge (:mod:`sim.hier_memo`)."""
+    region on a rising edge (:mod:`sim.hier_memo`).
+
+    Against C++ functions too large to compile (the C++ compiler's time grows faster than a
+    function's size): ``split_cfuncs``, Verilator's ``--output-split-cfuncs`` (0: Verilator's
+    default, 20000 AST nodes; it counts the nodes when it orders the logic, before wide
+    expressions are expanded, so the event-counting model of cgra_16x32,
+    :mod:`sim.energy.shortcut`, got the counters of all its tile wrappers in one 118k-line
+    function, a 10.9 MB file that ``-O2`` did not compile in 23 minutes: docs/energy.md
+    "Cost"); ``big_file_bytes`` / ``opt_big``: every evaluation-code file of more than
+    ``big_file_bytes`` bytes Verilator still writes is compiled at ``opt_big`` instead of
+    ``opt_fast`` (0 / ``""``: none; :func:`oversized_files`)."""
     hierarchical: bool = True
     verilator_opt: str = "-O3"
     opt_fast: str = "-O2"
@@ -102,8 +112,16 @@ class ModelOptions:
     hier_memo: bool = True
     hier_fall_skip: bool = True
     hier_rise_no_ico: bool = True
+    split_cfuncs: int = 0
+    big_file_bytes: int = 0
+    opt_big: str = ""
 
     def __post_init__(self):
+        if bool(self.big_file_bytes) != bool(self.opt_big) or self.big_file_bytes < 0:
+            raise ValueError("big_file_bytes and opt_big go together (a size in bytes and the "
+                             "C++ compiler's optimisation flag for files larger than it)")
+        if self.split_cfuncs < 0:
+            raise ValueError("split_cfuncs is a number of AST nodes (0: Verilator's default)")
         if self.hier_rise_no_ico and not self.hier_fall_skip:
             raise ValueError("hier_rise_no_ico needs hier_fall_skip")
         if self.hier_fall_skip and not self.hier_memo:
@@ -122,6 +140,8 @@ class ModelOptions:
             args += ["--public-flat-rw"]
         if self.coverage:
             args += ["--coverage-toggle", "--coverage-max-width", "64"]
+        if self.split_cfuncs:
+            args += ["--output-split-cfuncs", str(self.split_cfuncs)]
         return args
 
     def make_args(self) -> list[str]:
@@ -141,7 +161,8 @@ FLAVOUR = "vpi-cocotb-2"
 
 # Options added after models were cached: part of the key only when on, so the models built
 # without them (the energy shortcut's, the gate-level ones) keep their keys.
-_KEYED_WHEN_ON = ("hier_memo", "hier_fall_skip", "hier_rise_no_ico")
+_KEYED_WHEN_ON = ("hier_memo", "hier_fall_skip", "hier_rise_no_ico", "split_cfuncs",
+                  "big_file_bytes", "opt_big")
 
 
 def model_key(verilog_key: str, options: ModelOptions, waves: bool) -> str:
@@ -159,13 +180,60 @@ def model_key(verilog_key: str, options: ModelOptions, waves: bool) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def _verilate(build_dir: Path, rtl: Path, arch, waves: bool, options: ModelOptions) -> None:
+OVERSIZED_MK = "ubgen_oversized.mk"
+
+
+def _fast_classes(text: str) -> list[str]:
+    """The evaluation-code classes (``VM_CLASSES_FAST``) a Verilated ``*_classes.mk`` lists."""
+    names, listing = [], False
+    for line in text.splitlines():
+        if line.startswith("VM_CLASSES_FAST"):
+            listing = True
+        elif listing:
+            name = line.strip().rstrip("\\").strip()
+            if not name:
+                listing = False
+            else:
+                names.append(name)
+    return names
+
+
+def oversized_files(build_dir: Path, limit: int) -> list[Path]:
+    """The evaluation-code C++ files (``OPT_FAST``) of the Verilated model in ``build_dir``
+    and of its hierarchical blocks (their folders) larger than ``limit`` bytes."""
+    out = []
+    for classes in [*sorted(build_dir.glob("*_classes.mk")),
+                    *sorted(build_dir.glob("*/*_classes.mk"))]:
+        for name in _fast_classes(classes.read_text()):
+            f = classes.parent / f"{name}.cpp"
+            if f.exists() and f.stat().st_size > limit:
+                out.append(f)
+    return out
+
+
+def oversized_rules(files: list[Path], opt: str) -> str:
+    """A makefile that compiles each of ``files`` at ``opt`` (target-specific ``OPT_FAST``,
+    ``override`` since the build sets ``OPT_FAST`` on make's command line) and with Verilator's
+    textual precompiled header (``VK_PCH_H``): the compiled one was made at ``OPT_FAST`` and
+    GCC refuses it at another level that changes ``__OPTIMIZE__``. Read by every make of the
+    build through ``MAKEFILES``, the hierarchical blocks' included (their object names differ)."""
+    lines = ["# files over the size limit (sim/array_run.py oversized_files)"]
+    for f in files:
+        obj = f.with_suffix(".o").name
+        lines += [f"{obj}: override OPT_FAST = {opt}",
+                  f"{obj}: override VK_PCH_I_FAST = $(CFG_CXXFLAGS_PCH_I) $(VK_PCH_H)"]
+    return "\n".join(lines) + "\n"
+
+
+def _verilate(build_dir: Path, rtl: Path, arch, waves: bool, options: ModelOptions) -> list[str]:
     """cocotb's Verilator build (the commands of ``cocotb_tools.runner.Verilator``: VPI, the
     cocotb VPI library, cocotb's ``verilator.cpp`` main) with two differences: only the top
     module's signals are public (a Verilator configuration file), where cocotb's runner makes
     every signal of the design public (``--public-flat-rw``) — the testbench touches the top's
     ports only, and keeping the tiles' signals private lets Verilator optimise them; and the
-    tile modules are hierarchical blocks. ``options`` (:class:`ModelOptions`) sets the rest."""
+    tile modules are hierarchical blocks. ``options`` (:class:`ModelOptions`) sets the rest.
+    Returns the files compiled at ``options.opt_big`` (:func:`oversized_files`), relative to
+    ``build_dir``."""
     import subprocess
     import cocotb_tools.config as cocotb_config
     from ubgen.array import KINDS, tile_module
@@ -185,14 +253,24 @@ def _verilate(build_dir: Path, rtl: Path, arch, waves: bool, options: ModelOptio
            *map(str, hier_sources + verilog_sources(rtl, arch))]
     make = ["make", "-j", "2", "-C", str(build_dir), "-f", "Vtop.mk", f"VM_TRACE={int(waves)}",
             *options.make_args()]
+    env, big = None, []
     with open(build_dir / "build.log", "w") as log:
         for c in (cmd, make):
             if c is make and options.hier_memo and blocks:
                 from .hier_memo import memoise_build
                 memoise_build(build_dir, blocks, falling=options.hier_fall_skip,
                               rise_ico=options.hier_rise_no_ico)
-            if subprocess.run(c, cwd=build_dir, stdout=log, stderr=subprocess.STDOUT).returncode:
+            if c is make and options.big_file_bytes:
+                big = oversized_files(build_dir, options.big_file_bytes)
+                (build_dir / OVERSIZED_MK).write_text(oversized_rules(big, options.opt_big))
+                env = dict(os.environ, MAKEFILES=str((build_dir / OVERSIZED_MK).resolve()))
+                log.write(f"ubgen: at {options.opt_big}: "
+                          f"{' '.join(str(f.relative_to(build_dir)) for f in big) or 'none'}\n")
+                log.flush()
+            if subprocess.run(c, cwd=build_dir, stdout=log, stderr=subprocess.STDOUT,
+                              env=env).returncode:
                 raise RunError(f"Verilator build failed ({c[0]}); see {build_dir}/build.log")
+    return [str(f.relative_to(build_dir)) for f in big]
 
 
 def _children_cpu() -> float:

@@ -36,6 +36,12 @@ __all__ = ["event_model", "event_options", "run_events", "price_events", "shortc
 
 BUILD = build_dir("energy")
 FLAVOUR = "events-5"       # 5: the toggles the window's edges make (events.py), no coverage
+# The counters of every module the top inlines (the array's tile wrappers, the glue) are small
+# when Verilator orders them and large once their wide vectors are expanded, so its default
+# split (20000 nodes per function) left cgra_16x32's in one 118k-line function that -O2 did not
+# compile in 23 minutes: split ten times finer, and any file still over 4 MB at -O1
+# (sim.array_run.ModelOptions; docs/energy.md "Cost")
+COMPILE_LIMITS = {"split_cfuncs": 2000, "big_file_bytes": 4_000_000, "opt_big": "-O1"}
 
 
 def event_model(arch, log=print, reference: bool = False, rewrite: bool = True) -> dict:
@@ -76,9 +82,10 @@ def event_model(arch, log=print, reference: bool = False, rewrite: bool = True) 
             shutil.copytree(src, work / "rtl")
             shutil.copy(rtl / f"{top}.json", work / "rtl" / f"{top}.json")
             model_dir.mkdir(parents=True)
-            _verilate(model_dir, work / "rtl", arch, False, opts)
+            big = _verilate(model_dir, work / "rtl", arch, False, opts)
             seconds = time.perf_counter() - t
-            stamp.write_text(json.dumps({"key": key, "seconds": round(seconds, 1)}))
+            stamp.write_text(json.dumps({"key": key, "seconds": round(seconds, 1),
+                                         f"at {opts.opt_big}": big}))
     amap = json.loads((rtl / f"{top}.json").read_text())
     return {"build_dir": model_dir, "rtl": work / "rtl", "sha256": key, "top": top,
             "address_map": amap, "verilog_seconds": vsec, "verilator_build_seconds": seconds,
@@ -87,13 +94,14 @@ def event_model(arch, log=print, reference: bool = False, rewrite: bool = True) 
 
 def event_options(reference: bool = False, rewrite: bool = True):
     """The build options of :func:`event_model`'s model (part of its cache key): the
-    construction code unoptimised (it builds much faster; the evaluation code is -O2); the
+    construction code unoptimised (it builds much faster; the evaluation code is -O2), the
+    C++ functions split finer (:data:`COMPILE_LIMITS`); the
     tiles' wrappers rewritten unless ``rewrite`` is off or the model has the toggle coverage
     (``reference``)."""
     from sim.array_run import ModelOptions
     memo = rewrite and not reference
     return ModelOptions(opt_slow="-O0", coverage=reference, hier_memo=memo,
-                        hier_fall_skip=memo, hier_rise_no_ico=memo)
+                        hier_fall_skip=memo, hier_rise_no_ico=memo, **COMPILE_LIMITS)
 
 
 def _instrumented(rtl: Path, vkey: str, src: Path, files: list[str], top: str,

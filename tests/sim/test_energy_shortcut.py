@@ -298,16 +298,16 @@ def test_the_instrumented_verilog_is_made_again_only_when_its_verilog_changes(tm
 
 def test_the_counting_models_key_follows_the_wrapper_rewrite():
     """The counting model with the rewrite has its own cache key (with the rewrite's source in
-    it); without it (the equality check's reference) the key is the one the model had before
-    the rewrite was used, so that model is reused; the coverage model never gets it."""
+    it); without it (the equality check's reference) the key is that of the same build options
+    without the rewrite; the coverage model never gets it."""
     from dataclasses import replace
     from sim.array_run import ModelOptions, model_key
-    from sim.energy.shortcut import event_options
+    from sim.energy.shortcut import COMPILE_LIMITS, event_options
     new, old, ref = event_options(), event_options(rewrite=False), event_options(reference=True)
     assert (new.hier_memo, new.hier_fall_skip, new.hier_rise_no_ico) == (True, True, True)
     assert not (old.hier_memo or ref.hier_memo) and ref.coverage
     before = ModelOptions(opt_slow="-O0", hier_memo=False, hier_fall_skip=False,
-                          hier_rise_no_ico=False)                  # what main built
+                          hier_rise_no_ico=False, **COMPILE_LIMITS)
     assert old == before
     assert model_key("v", old, False) == model_key("v", before, False)
     assert model_key("v", new, False) != model_key("v", old, False)
