@@ -146,22 +146,21 @@ def skip_falling_edge(text: str, block: str, rise_ico: bool = False) -> str:
     clocks, indent = [c[2] for c in sets], sets[0][0]
     rises = " || ".join(f"(!handlep__V->{c} && (svLogic)({c}))" for c in clocks)
     falls = " || ".join(f"(handlep__V->{c} && !(svLogic)({c}))" for c in clocks)
-    fall = (f"handlep__V->{clocks[0]} && !(svLogic)({clocks[0]}) && handlep__V->m_ubgen_settled"
-            if len(clocks) == 1 else
-            f"handlep__V->m_ubgen_settled && !({rises}) && ({falls})")
+    fall = f"handlep__V->m_ubgen_settled && !({rises}) && ({falls})"
     head = [f"// {FALL_MARK}"]
     if rise_ico:
         head += [f"// {RISE_MARK}", f"const bool ubgen_rise__V = {rises};"]
     head.append(f"const bool ubgen_fall__V = {fall};")
     first = re.search(rf"^{re.escape(indent)}handlep__V->{clocks[0]} = \({clocks[0]}\);$",
                       body, re.M)
+    if first is None:
+        raise WrapperFormatError(f"seq_update does not assign {clocks[0]} on a line of its own")
     body = body[:first.start()] + "".join(f"{indent}{h}\n" for h in head) + body[first.start():]
-    record = [f"handlep__V->rootp->__Vtrigprevexpr___TOP__{c}__0 = handlep__V->{c};"
-              for c in clocks]
+    skip = "{ " + " ".join(f"handlep__V->rootp->__Vtrigprevexpr___TOP__{c}__0 = "
+                           f"handlep__V->{c};" for c in clocks) + " }"
     flag = f"ubgen_rise_no_ico__V{block}"
     rise = (f"{{ {flag} = ubgen_rise__V && handlep__V->m_ubgen_settled; "
             f"handlep__V->eval(); {flag} = false; }}" if rise_ico else "handlep__V->eval();")
-    skip = record[0] if len(record) == 1 else "{ " + " ".join(record) + " }"
     body = _EVAL.sub(
         lambda m: f"{m.group(1)}if (ubgen_fall__V) {skip}\n"
                   f"{m.group(1)}else {rise}\n{m.group(1)}handlep__V->m_ubgen_settled = true;",

@@ -31,8 +31,8 @@ from .events import (SRAM_PREFIX, WINDOW_CYCLES, instrument, parse_coverage, par
 from .gates import EnergyError
 from .model import Tech, load_tech
 
-__all__ = ["event_model", "event_options", "run_events", "price_events", "shortcut_run", "shortcut_energy",
-           "coverage_charz", "coverage_reference"]
+__all__ = ["event_model", "event_options", "run_events", "price_events", "shortcut_run",
+           "shortcut_energy", "coverage_charz", "coverage_reference"]
 
 BUILD = build_dir("energy")
 FLAVOUR = "events-5"       # 5: the toggles the window's edges make (events.py), no coverage
@@ -95,9 +95,8 @@ def event_model(arch, log=print, reference: bool = False, rewrite: bool = True) 
 def event_options(reference: bool = False, rewrite: bool = True):
     """The build options of :func:`event_model`'s model (part of its cache key): the
     construction code unoptimised (it builds much faster; the evaluation code is -O2), the
-    C++ functions split finer (:data:`COMPILE_LIMITS`); the
-    tiles' wrappers rewritten unless ``rewrite`` is off or the model has the toggle coverage
-    (``reference``)."""
+    C++ functions split finer (:data:`COMPILE_LIMITS`); the tiles' wrappers rewritten unless
+    ``rewrite`` is off or the model has the toggle coverage (``reference``)."""
     from sim.array_run import ModelOptions
     memo = rewrite and not reference
     return ModelOptions(opt_slow="-O0", coverage=reference, hier_memo=memo,

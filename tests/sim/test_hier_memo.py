@@ -226,8 +226,8 @@ def test_the_harness_sees_a_falling_edge_skip_that_loses_the_edge(harness, tmp_p
     """Negative control: skipping the falling edge without recording the clock where the model
     detects edges makes the model miss the next rising edge."""
     good = skip_falling_edge(memoise_combo_update(WRAPPER), "blk")
-    broken = good.replace("if (ubgen_fall__V) handlep__V->rootp->__Vtrigprevexpr___TOP__clk__0"
-                          " = handlep__V->clk;", "if (ubgen_fall__V) ;")
+    broken = good.replace("if (ubgen_fall__V) { handlep__V->rootp->__Vtrigprevexpr___TOP__clk__0"
+                          " = handlep__V->clk; }", "if (ubgen_fall__V) ;")
     assert broken != good
     got = _run(harness, tmp_path, broken)
     assert got[11] == (7, 13)           # a rising edge right after a skipped fall: missed
