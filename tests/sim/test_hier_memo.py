@@ -401,3 +401,13 @@ def test_a_two_clock_block_gets_the_skip_only_when_both_clocks_qualify(tmp_path,
     text = (tmp_path / "Vblk" / "blk.cpp").read_text()
     assert MARK in text
     assert (FALL_MARK in text) is expected
+
+
+def test_a_clock_assigned_from_another_name_is_refused():
+    """Negative control of the falling-edge rewrite's shape check: a ``seq_update`` whose clock
+    member is assigned from an argument of another name is not a shape it knows."""
+    text = memoise_combo_update(WRAPPER).replace("handlep__V->clk = (clk);",
+                                                 "handlep__V->clk = (clock);")
+    assert text != memoise_combo_update(WRAPPER)
+    with pytest.raises(WrapperFormatError, match="does not assign clk on a line of its own"):
+        skip_falling_edge(text, "blk")
