@@ -383,13 +383,16 @@ def stage_sim(pt: Point) -> None:
     not at module level: the compiler does not depend on ``sim``, the sweep sits on top of
     both (docs/design.md §2). Figures: ``sim_passed``, ``cycles_measured``, ``sim_seconds``
     (the host session), ``session_cycles``, ``run_cycles``, ``run_cycles_per_s``,
-    ``verilator_build_seconds``; a failed run fails the point (:class:`CheckFailed`). Not run
-    for a design that does not fit or route."""
+    ``verilator_build_seconds``; a failed run fails the point (:class:`CheckFailed`), and so
+    does a bitstream the independent checker (``compiler.backend.check``) refused, before it
+    is simulated. Not run for a design that does not fit or route."""
     if pt.flow is None or pt.flow.pnr is None:
         if any(need > have for need, have in (pt.resources or {}).values()):
             pt.notes.append("sim: not run: the design does not fit the array")
             return
         raise PointError("the sim stage needs the pnr stage")
+    if not pt.flow.pnr.check.ok:
+        raise CheckFailed(f"the bitstream checker refused it: {pt.flow.pnr.check.errors[0]}")
     from sim.array_run import model_for, run_bundle
     bundle = pt.run("bundle").bundle
     model = model_for(pt.arch)

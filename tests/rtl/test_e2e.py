@@ -336,6 +336,23 @@ def test_negative_control_sweep_sim_stage_fails_a_wrong_run(model, monkeypatch):
     assert r["sim_passed"] is False
 
 
+def test_negative_control_sweep_sim_stage_fails_a_refused_bitstream(monkeypatch):
+    """A bitstream the independent checker refuses fails the sim stage before any simulation
+    (make regress's application half relies on it for the full-size place and route)."""
+    import compiler.backend.pnr as pnr_mod
+    from compiler.backend.check import CheckReport
+    from compiler.sweep.point import evaluate_point
+
+    def refusing(*args, **kw):
+        return CheckReport(ok=False, errors=["write 3: wrong latency (negative control)"])
+    monkeypatch.setattr(pnr_mod, "check_bitstream", refusing)
+    monkeypatch.setattr("sim.array_run.run_bundle", lambda *a, **k: pytest.fail("simulated"))
+    r = evaluate_point("gaussian", dict(SMALL["gaussian"], arch=ARCH), SIM_STAGES)
+    assert r["status"] == "error" and r["error_kind"] == "check", r
+    assert r["error"] == ("sim: the bitstream checker refused it: write 3: wrong latency "
+                          "(negative control)"), r["error"]
+
+
 @pytest.mark.parametrize("kind", ["json", "py", "py-reference"])
 def test_main_job_on_an_app_file(kind, tmp_path, monkeypatch, model, capsys):
     """``python -m sim.main --app FILE``: an application given as a Program JSON file (random
