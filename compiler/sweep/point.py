@@ -392,7 +392,7 @@ def stage_sim(pt: Point) -> None:
             return
         raise PointError("the sim stage needs the pnr stage")
     if not pt.flow.pnr.check.ok:
-        raise CheckFailed(f"the bitstream checker refused it: {pt.flow.pnr.check.errors[0]}")
+        raise CheckFailed(f"bitstream checker {pt.flow.pnr.check.summary()}")
     from sim.array_run import model_for, run_bundle
     bundle = pt.run("bundle").bundle
     model = model_for(pt.arch)

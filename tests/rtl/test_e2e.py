@@ -349,8 +349,8 @@ def test_negative_control_sweep_sim_stage_fails_a_refused_bitstream(monkeypatch)
     monkeypatch.setattr("sim.array_run.run_bundle", lambda *a, **k: pytest.fail("simulated"))
     r = evaluate_point("gaussian", dict(SMALL["gaussian"], arch=ARCH), SIM_STAGES)
     assert r["status"] == "error" and r["error_kind"] == "check", r
-    assert r["error"] == ("sim: the bitstream checker refused it: write 3: wrong latency "
-                          "(negative control)"), r["error"]
+    assert r["error"] == "sim: bitstream checker fail: write 3: wrong latency (negative control)", \
+        r["error"]
 
 
 @pytest.mark.parametrize("kind", ["json", "py", "py-reference"])
